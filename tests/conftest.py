@@ -1,0 +1,66 @@
+"""Shared fixtures: a private copy of the synthetic example campaign, and CLI helpers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from generator.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "inputs" / "example"
+GRID = "resultats-bruts.csv"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """Run the CLI in-process and capture its exit status and output."""
+
+    def _run(*argv: str) -> CliResult:
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return _run
+
+
+@pytest.fixture
+def campaign(tmp_path: Path) -> Path:
+    """A writable copy of inputs/example."""
+    target = tmp_path / "campaign"
+    shutil.copytree(EXAMPLE, target)
+    return target
+
+
+def read_grid(folder: Path) -> list[list[str]]:
+    with (folder / GRID).open(encoding="utf-8", newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def write_grid(folder: Path, rows: list[list[str]]) -> None:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    (folder / GRID).write_text(buf.getvalue(), encoding="utf-8")
+
+
+def set_cell(folder: Path, data_row: int, column: str, value: str) -> None:
+    """Set one cell of the grid; data_row 1 is the first row after the header (file line 2)."""
+    rows = read_grid(folder)
+    rows[data_row][rows[0].index(column)] = value
+    write_grid(folder, rows)

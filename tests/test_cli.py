@@ -13,20 +13,30 @@ from conftest import REPO
 from generator.cli import build_parser
 
 
+def _walk(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found[prefix + name] = sub
+                found.update(_walk(sub, prefix + name + " "))
+    return found
+
+
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(action.choices)
+    """Every command and nested subcommand, by its full name ("measure run")."""
+    return _walk(build_parser())
 
 
 @pytest.mark.parametrize("name", sorted(_subcommands()))
 def test_every_command_has_help(name: str) -> None:
     sub = _subcommands()[name]
     assert sub.description, f"{name} has no description"
-    parent = build_parser()
+    *parents, last = name.split(" ")
+    parent = _subcommands()[" ".join(parents)] if parents else build_parser()
     action = next(a for a in parent._actions if isinstance(a, argparse._SubParsersAction))
     helps = {c.dest: c.help for c in action._choices_actions}
-    assert helps.get(name), f"{name} has no one-line help"
+    assert helps.get(last), f"{name} has no one-line help"
 
 
 @pytest.mark.parametrize("name", sorted(_subcommands()))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from generator import __version__
 from generator.errors import AuditError, UsageError
@@ -29,6 +29,93 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     else:
         print(format_findings(result.findings, subject=args.campaign_dir, max_findings=args.max_findings))
     return 1 if result.errors else 0
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write a new file atomically; an existing path is refused, never overwritten."""
+    import os
+    import tempfile
+
+    from generator.errors import OutputExistsError
+
+    if path.exists() or path.is_symlink():
+        raise OutputExistsError(f"{path} already exists; choose a new file name (nothing is overwritten)")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"folder {parent} does not exist; create it first")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.link(tmp, path)  # fails if the name appeared meanwhile: never overwrite
+    except FileExistsError:
+        raise OutputExistsError(f"{path} already exists; choose a new file name (nothing is overwritten)") from None
+    finally:
+        os.unlink(tmp)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    import json
+
+    from generator.check import check_campaign
+    from generator.report import format_decision, format_findings
+
+    if args.max_findings < 1:
+        raise UsageError("--max-findings must be at least 1")
+    if args.out is not None and (Path(args.out).exists() or Path(args.out).is_symlink()):
+        from generator.errors import OutputExistsError
+
+        raise OutputExistsError(f"{args.out} already exists; choose a new file name (nothing is overwritten)")
+    result = check_campaign(Path(args.campaign_dir))
+    text = json.dumps(result.decision, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if args.out is not None:
+        _write_new(Path(args.out), text)
+    if args.json:
+        print(text, end="")
+    else:
+        print(format_decision(result.decision))
+        print(format_findings(result.findings, subject=args.campaign_dir, max_findings=args.max_findings))
+    return 1 if result.errors else 0
+
+
+def _cmd_cost(args: argparse.Namespace) -> int:
+    from generator.recompute import cost
+    from generator.report import format_quote, format_window
+    from generator.resources import published_tariffs
+
+    window_args = (args.window_start, args.window_end, args.timezone)
+    if any(window_args) and not all(window_args):
+        raise UsageError("--window-start, --window-end and --timezone go together")
+    if args.gpu is None and not all(window_args):
+        raise UsageError("give --gpu, --days and --lots for a package, or --window-start, --window-end and --timezone")
+    if args.gpu is not None:
+        if args.days is None or args.lots is None:
+            raise UsageError("--gpu needs --days (3, 7 or 30) and --lots")
+        tariffs = _load_tariffs(args.tariffs) if args.tariffs else _load_tariffs(None, published_tariffs().read_text("utf-8"))
+        tariff = tariffs.get((args.gpu, args.days))
+        if tariff is None:
+            known = ", ".join(f"{g} {d} days" for g, d in sorted(tariffs))
+            raise UsageError(f"no tariff for {args.gpu} over {args.days} days (known: {known}); "
+                             "give --tariffs FILE with the provider's published price")
+        print(format_quote(cost.quote(tariff, args.lots, args.accepted_results)))
+    if all(window_args):
+        hours = cost.window_hours(args.window_start, args.window_end, args.timezone)
+        if hours <= 0:
+            raise UsageError("--window-end must be after --window-start")
+        print(format_window(cost.covering_packages(hours)))
+    return 0
+
+
+def _load_tariffs(path: str | None, text: str | None = None) -> "dict[tuple[str, int], Any]":
+    from generator.readers.csvtable import parse_table, read_table
+    from generator.recompute.cost import tariffs_from_rows
+    from generator.report import format_findings
+
+    table = read_table(Path(path), path, "tariffs-row") if path else parse_table(text or "", "published tariffs", "tariffs-row")
+    errors = [f for f in table.findings if f.is_error]
+    if errors:
+        raise UsageError("the tariffs file is invalid:\n" + format_findings(errors, subject=table.file, max_findings=20))
+    return tariffs_from_rows(table.rows)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +138,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-findings", type=int, default=200, metavar="N",
                    help="list at most N findings, then count the rest (default 200)")
     p.set_defaults(handler=_cmd_validate)
+
+    p = sub.add_parser(
+        "check",
+        help="validate, then recompute acceptance, timings, memory and cost",
+        description="Validate CAMPAIGN_DIR, then recompute every claim from the evidence (ID sets, format, quality "
+        "rule, comparability, timings, memory, package cost) and answer the protocol's question. Writes nothing "
+        "unless --out is given. Exit 0 no error finding, 1 error findings, 2 usage error.",
+    )
+    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see README)")
+    p.add_argument("--json", action="store_true", help="print decision.json instead of the summary")
+    p.add_argument("--out", metavar="DECISION_JSON", help="write decision.json to this new file")
+    p.add_argument("--max-findings", type=int, default=200, metavar="N",
+                   help="list at most N findings, then count the rest (default 200)")
+    p.set_defaults(handler=_cmd_check)
+
+    p = sub.add_parser(
+        "cost",
+        help="price a package, or list the packages covering a window",
+        description="The Lab's calcul_forfaits.py: package total = price per lot x lots in integer cents (a lot's "
+        "GPUs are already in its price), and optionally the cost per distinct accepted result; or the 3-, 7- and "
+        "30-day packages covering a campaign window in its time zone.",
+    )
+    p.add_argument("--gpu", help="GPU slug of the tariffs, for example rtx-4090 or b200")
+    p.add_argument("--days", type=int, choices=(3, 7, 30), help="package duration in days")
+    p.add_argument("--lots", type=int, help="number of lots")
+    p.add_argument("--accepted-results", type=int, metavar="K",
+                   help="distinct accepted results (positive); without it no cost per result is computed")
+    p.add_argument("--tariffs", metavar="FILE", help="tariffs CSV (default: the two prices the seeds publish)")
+    p.add_argument("--window-start", metavar="LOCAL", help="window start, YYYY-MM-DDTHH:MM local time")
+    p.add_argument("--window-end", metavar="LOCAL", help="window end, YYYY-MM-DDTHH:MM local time")
+    p.add_argument("--timezone", metavar="IANA", help="time zone of the window, for example Europe/Paris")
+    p.set_defaults(handler=_cmd_cost)
 
     from generator import measure_cli
 

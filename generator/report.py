@@ -60,3 +60,87 @@ def findings_payload(findings: Sequence[Finding], max_findings: int) -> dict[str
 def findings_to_json(findings: Sequence[Finding], max_findings: int) -> str:
     """Findings as indented, key-sorted JSON."""
     return json.dumps(findings_payload(findings, max_findings), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _usd(cents: Any) -> str:
+    from generator.recompute.cost import usd
+
+    return "undefined" if cents is None else f"{usd(int(cents))} USD"
+
+
+def _seconds(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f} s"
+
+
+def format_decision(decision: dict[str, Any]) -> str:
+    """The decision as the terminal shows it: answer first, then one line per configuration."""
+    d = decision["decision"]
+    lines = []
+    campaign = decision.get("campaign") or {}
+    if campaign.get("synthetic_data"):
+        lines.append("SYNTHETIC DATA: this campaign's figures were generated, not measured.")
+    if campaign:
+        lines.append(f"Question: {campaign['question']}")
+    by_id = {c["id"]: c for c in decision["configurations"]}
+    if d["answer"]:
+        chosen = by_id[d["answer"]]
+        per = chosen["cost_per_accepted_result"]
+        lines.append(f"Answer: {d['answer']} ({d['reason']})")
+        lines.append(f"Committed budget: {_usd(chosen['committed_budget_usd_minor'])}; cost per accepted result: "
+                     + (f"{_usd_decimal(per['usd_minor'])}" if per["usd_minor"] is not None
+                        else f"undefined ({per['undefined_reason']})"))
+    else:
+        lines.append(f"Answer: no admissible configuration ({d['reason']})")
+    lines.append(f"Series decides: {'yes' if d['series_decides'] else 'no'}")
+    for note in d["uncertainty"]:
+        lines.append(f"  uncertainty: {note}")
+    w = decision.get("window")
+    if w:
+        covering = (f"smallest covering package: {w['smallest_covering_days']} days" if w["smallest_covering_days"]
+                    else f"longer than 30 days: {w['extra_30_day_periods']} extra 30-day period(s)")
+        lines.append(f"Window: {w['start']} to {w['end']} {w['timezone']} = {w['hours']} h; {covering}; "
+                     f"deadline {w['deadline']} ({'met' if w['ends_before_deadline'] else 'NOT met'})")
+    if decision["configurations"]:
+        lines.append("Configurations:")
+    for c in decision["configurations"]:
+        t = c["timing"]["warm"]
+        verdict = "admissible" if c["admissible"] else "not admissible: " + "; ".join(c["reasons"])
+        lines.append(f"  {c['id']}: warm {t['successes']} ok / {t['failures']} failed, median {_seconds(t['median'])} "
+                     f"(min {_seconds(t['min'])}, max {_seconds(t['max'])}); budget "
+                     f"{_usd(c['committed_budget_usd_minor'])}; {verdict}")
+    return "\n".join(lines)
+
+
+def _usd_decimal(cents: str) -> str:
+    from decimal import Decimal
+
+    return f"{Decimal(cents) / 100:.2f} USD"
+
+
+def format_quote(q: dict[str, Any]) -> str:
+    """The `cost` command's answer, in the Lab's words."""
+    gpus = q["gpus"]
+    lines = [f"{q['gpu']} ({q['model_name']}), {q['duration_days']} days x {q['lots']} lot(s) of {q['gpus_per_lot']} "
+             f"GPU(s) = {gpus} GPU(s): total {_usd(q['total_usd_minor'])} ({q['total_usd_minor']} cents; "
+             f"{q['price_per_lot_usd_minor']} cents per lot, {q['price_status']} price, snapshot {q['snapshot_date']})"]
+    per = q["per_result"]
+    if q["accepted_results"] is None:
+        lines.append("cost per accepted result: not computed (give --accepted-results with the number of distinct "
+                     "accepted results)")
+    else:
+        lines.append(f"cost per accepted result: {_usd_decimal(per['usd_minor'])} over {q['accepted_results']} "
+                     "distinct accepted result(s); the whole package counts, even if part of it is unused")
+    return "\n".join(lines)
+
+
+def format_window(w: dict[str, Any]) -> str:
+    """Which packages cover a window."""
+    lines = [f"window: {w['hours']} h"]
+    for p in w["packages"]:
+        lines.append(f"  {p['days']}-day package ({p['hours']} h): {'covers' if p['covers'] else 'does not cover'}")
+    if w["smallest_covering_days"]:
+        lines.append(f"smallest covering package: {w['smallest_covering_days']} days")
+    else:
+        lines.append(f"no package covers it: {w['extra_30_day_periods']} extra 30-day period(s) needed beyond one "
+                     "30-day package (never extended automatically)")
+    return "\n".join(lines)

@@ -35,3 +35,8 @@ def schema_names() -> list[str]:
     """Names of every packaged schema, sorted."""
     suffix = ".schema.json"
     return sorted(p.name[: -len(suffix)] for p in schemas_dir().iterdir() if p.name.endswith(suffix))
+
+
+def published_tariffs() -> Traversable:
+    """The only two prices the IteraGPU seeds publish (snapshot 2026-09-24), the `cost` command's default."""
+    return resources.files(_PACKAGE) / "data" / "published-tariffs.csv"

@@ -1,0 +1,123 @@
+"""Acceptance per run attempt: ID sets, format, the quality metric and rule, and the claimed cells."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.findings import Finding, Severity
+from generator.readers.predictions import LabelFile
+from generator.recompute.metrics import compute_metric, quality_rule_holds
+
+FIRST_FEW = 5
+# Claimed quality values are usually rounded; a claim within this distance agrees.
+QUALITY_TOLERANCE = 5e-4
+
+
+@dataclass
+class Acceptance:
+    """What the evidence says about one run attempt."""
+
+    expected_ids: int
+    observed_ids: int
+    rows: int
+    duplicates: int = 0
+    missing: int = 0
+    extra: int = 0
+    first_duplicates: list[str] = field(default_factory=list)
+    first_missing: list[str] = field(default_factory=list)
+    first_extra: list[str] = field(default_factory=list)
+    ids_match: bool = False
+    format_valid: bool = False
+    quality_metric: str = "macro_f1"
+    quality_value: float | None = None
+    degradation: float | None = None
+    quality_ok: bool = False
+    corpus_accepted: bool = False
+    prediction_file: str | None = None
+    file_present: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def assess_run(expected: list[str], reference: dict[str, str], labels: LabelFile | None,
+               protocol: dict[str, Any]) -> Acceptance:
+    """Recompute acceptance of one attempt from its prediction file (None when absent)."""
+    q = protocol["quality"]
+    if labels is None:
+        return Acceptance(expected_ids=len(expected), observed_ids=0, rows=0, missing=len(expected),
+                          first_missing=expected[:FIRST_FEW], quality_metric=q["metric"])
+    counts = Counter(labels.ids)
+    expected_set = set(expected)
+    dups = [i for i, n in counts.items() if n > 1]
+    missing = [i for i in expected if i not in counts]
+    extra = [i for i in counts if i not in expected_set]
+    acc = Acceptance(
+        expected_ids=len(expected), observed_ids=len(counts), rows=len(labels.ids),
+        duplicates=sum(counts[i] - 1 for i in dups), missing=len(missing), extra=len(extra),
+        first_duplicates=dups[:FIRST_FEW], first_missing=missing[:FIRST_FEW], first_extra=extra[:FIRST_FEW],
+        format_valid=labels.format_valid, quality_metric=q["metric"], prediction_file=labels.file, file_present=True,
+    )
+    acc.ids_match = not dups and not missing and not extra
+    if acc.ids_match and acc.format_valid:
+        by_id = dict(zip(labels.ids, labels.labels))
+        truth = [reference[i] for i in expected]
+        pred = [by_id[i] for i in expected]
+        acc.quality_value = compute_metric(q["metric"], truth, pred)
+        acc.quality_ok, acc.degradation = quality_rule_holds(acc.quality_value, q["threshold"], q["tolerance"],
+                                                             q["direction"], q["reference"]["value"])
+    acc.corpus_accepted = acc.ids_match and acc.format_valid and acc.quality_ok
+    return acc
+
+
+def _mismatch(grid_file: str, line: int, column: str, claimed: Any, recomputed: Any, message: str,
+              fix: str, code: str | None = None) -> Finding:
+    return Finding(code=code or f"{column.replace('_', '-')}-mismatch", severity=Severity.ERROR, file=grid_file,
+                   line=line, field=column, value=claimed, claimed=claimed, recomputed=recomputed,
+                   rule="claimed cells must agree with the recomputation from the evidence", fix=fix, message=message)
+
+
+def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: dict[str, Any],
+                   grid_file: str) -> list[Finding]:
+    """Compare the row's claimed acceptance cells with the recomputation."""
+    out: list[Finding] = []
+    q = protocol["quality"]
+    registered = {"quality_metric": q["metric"], "quality_threshold": q["threshold"], "quality_tolerance": q["tolerance"]}
+    for column, value in registered.items():
+        claimed = row.get(column)
+        if claimed is not None and claimed != value:
+            out.append(_mismatch(grid_file, line, column, claimed, value,
+                                 f"{column} {claimed!r} differs from the pre-registered {value!r}",
+                                 "report the registered rule; a rule changed after the fact needs a new protocol "
+                                 "and a new independent evaluation", code="rule-not-registered"))
+    recomputed = {
+        "expected_ids": acc.expected_ids,
+        "observed_ids": acc.observed_ids,
+        "ids_match": acc.ids_match,
+        "format_valid": acc.format_valid,
+        "corpus_accepted": acc.corpus_accepted,
+    }
+    for column, value in recomputed.items():
+        claimed = row.get(column)
+        if claimed is None:
+            continue
+        if claimed != value:
+            detail = ""
+            if column == "ids_match" and value is False:
+                detail = (f" ({acc.duplicates} duplicates, {acc.missing} missing, {acc.extra} extra IDs; "
+                          "equal row counts prove nothing: the sets were compared)")
+            out.append(_mismatch(grid_file, line, column, claimed, value,
+                                 f"{column} claims {claimed!r}, the evidence gives {value!r}{detail}",
+                                 f"write {str(value).lower() if isinstance(value, bool) else value}, as recomputed"))
+    claimed_q = row.get("quality_value")
+    if claimed_q is not None and acc.quality_value is None:
+        out.append(_mismatch(grid_file, line, "quality_value", claimed_q, None,
+                             "quality_value is claimed but cannot be computed: the ID set or the format is not valid",
+                             "leave quality_value empty for a run whose predictions are incomplete or invalid"))
+    elif claimed_q is not None and acc.quality_value is not None and abs(claimed_q - acc.quality_value) > QUALITY_TOLERANCE:
+        out.append(_mismatch(grid_file, line, "quality_value", claimed_q, round(acc.quality_value, 6),
+                             f"quality_value claims {claimed_q}, the predictions give {acc.quality_value:.6f}",
+                             "recompute the metric from the prediction file against the reference"))
+    return out

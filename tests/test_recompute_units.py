@@ -1,0 +1,135 @@
+"""Unit rules of the recomputation: metrics, quality rule, timing, memory, cost and the window."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import accuracy_score, f1_score
+
+from generator.errors import UsageError
+from generator.recompute import cost, memory, timing
+from generator.recompute.metrics import compute_metric, quality_rule_holds
+
+LABELS = ["a", "b", "c", "d"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(LABELS), st.sampled_from(LABELS)), min_size=1, max_size=60))
+def test_metrics_agree_with_sklearn(pairs: list[tuple[str, str]]) -> None:
+    truth = [t for t, _ in pairs]
+    pred = [p for _, p in pairs]
+    assert compute_metric("macro_f1", truth, pred) == pytest.approx(
+        f1_score(truth, pred, average="macro", zero_division=0), abs=1e-12)
+    assert compute_metric("weighted_f1", truth, pred) == pytest.approx(
+        f1_score(truth, pred, average="weighted", zero_division=0), abs=1e-12)
+    assert compute_metric("accuracy", truth, pred) == pytest.approx(accuracy_score(truth, pred), abs=1e-12)
+
+
+def test_macro_f1_counts_a_class_absent_from_predictions_as_zero() -> None:
+    # class c is true twice and never predicted: its F1 is 0 and it still weighs in the mean
+    truth = ["a", "a", "b", "b", "c", "c"]
+    pred = ["a", "a", "b", "b", "a", "b"]
+    f1_a, f1_b = 2 * 2 / (2 * 2 + 1), 2 * 2 / (2 * 2 + 1)
+    assert compute_metric("macro_f1", truth, pred) == pytest.approx((f1_a + f1_b + 0) / 3)
+
+
+@pytest.mark.parametrize("value,holds", [(0.80, True), (0.7999, False), (0.85, True)])
+def test_quality_rule_threshold(value: float, holds: bool) -> None:
+    assert quality_rule_holds(value, 0.80, 0.10, "higher_is_better", 0.84)[0] is holds
+
+
+def test_quality_rule_tolerance_against_reference() -> None:
+    assert quality_rule_holds(0.81, 0.80, 0.03, "higher_is_better", 0.84) == (True, pytest.approx(0.03))
+    assert quality_rule_holds(0.805, 0.80, 0.03, "higher_is_better", 0.84)[0] is False
+    assert quality_rule_holds(0.12, 0.20, 0.05, "lower_is_better", 0.10)[0] is True
+    assert quality_rule_holds(0.16, 0.20, 0.05, "lower_is_better", 0.10)[0] is False
+
+
+def test_no_tail_percentile_from_five_runs() -> None:
+    s = timing.phase_stats([5.0, 1.0, 3.0, 2.0, 4.0], failures=1)
+    assert (s["median"], s["min"], s["max"], s["successes"], s["failures"]) == (3.0, 1.0, 5.0, 5, 1)
+    assert s["p95"] is None
+    assert "5 observations are too few" in s["tail_note"]
+
+
+def test_tail_percentile_from_twenty_runs() -> None:
+    s = timing.phase_stats([float(i) for i in range(1, 21)], failures=0)
+    assert s["p95"] == 19.0 and s["tail_note"] is None
+
+
+def test_separation_overlap_and_gap() -> None:
+    a = timing.phase_stats([10.0, 11.0, 12.0], 0)
+    b = timing.phase_stats([11.5, 12.5, 13.0], 0)
+    c = timing.phase_stats([30.0, 31.0, 32.0], 0)
+    d = timing.phase_stats([12.1, 12.2, 30.0], 0)
+    assert timing.separation(a, b)["decides"] is False
+    assert timing.separation(a, c)["decides"] is True
+    assert timing.separation(a, d) == pytest.approx({"decides": False, "gap": 1.2, "spread": 17.9,
+                                                     "reason": "the gap between medians is no larger than the spread"})
+
+
+def test_memory_invariants() -> None:
+    good = {"baseline_allocated_bytes": 10, "baseline_reserved_bytes": 20, "peak_allocated_bytes": 30,
+            "peak_reserved_bytes": 40}
+    assert memory.invariant_findings(good, "f", 2, "") == []
+    bad = dict(good, peak_allocated_bytes=50)
+    assert [f.code for f in memory.invariant_findings(bad, "f", 2, "")] == ["allocated-exceeds-reserved"]
+    low = dict(good, peak_reserved_bytes=15, peak_allocated_bytes=12)
+    assert [f.code for f in memory.invariant_findings(low, "f", 2, "")] == ["peak-below-baseline"]
+
+
+def _tariff(gpu: str, price: int, gpus: int) -> cost.Tariff:
+    return cost.Tariff(gpu, gpu.upper(), 7, price, gpus, "2026-09-24", "published")
+
+
+def test_seed_prices() -> None:
+    rtx = cost.quote(_tariff("rtx-4090", 11000, 1), 2, None)
+    assert (rtx["total_usd_minor"], rtx["gpus"], cost.usd(rtx["total_usd_minor"])) == (22000, 2, "220.00")
+    one_b200 = cost.quote(_tariff("b200", 207100, 2), 1, None)
+    assert (one_b200["total_usd_minor"], one_b200["gpus"]) == (207100, 2)
+    two_b200 = cost.quote(_tariff("b200", 207100, 2), 2, None)
+    assert (cost.usd(two_b200["total_usd_minor"]), two_b200["gpus"]) == ("4142.00", 4)
+
+
+def test_cost_per_result_and_zero_refused() -> None:
+    assert cost.per_result(207100, 3) == {"usd_minor": "69033.33", "undefined_reason": None}
+    assert cost.per_result(11000, 0)["usd_minor"] is None
+    assert cost.per_result(11000, None)["usd_minor"] is None
+    with pytest.raises(UsageError, match="0 is refused"):
+        cost.quote(_tariff("rtx-4090", 11000, 1), 1, 0)
+
+
+def test_monday_to_friday_is_96_hours_fitting_seven_days() -> None:
+    hours = cost.window_hours("2026-10-05T09:00", "2026-10-09T09:00", "Europe/Paris")
+    assert hours == 96
+    cover = cost.covering_packages(hours)
+    assert [p["covers"] for p in cover["packages"]] == [False, True, True]
+    assert cover["smallest_covering_days"] == 7 and cover["extra_30_day_periods"] is None
+
+
+@pytest.mark.parametrize("start,end,hours", [
+    ("2026-03-28T12:00", "2026-03-29T12:00", 23),   # spring forward in Europe/Paris
+    ("2026-10-24T12:00", "2026-10-25T12:00", 25),   # fall back
+])
+def test_window_across_dst(start: str, end: str, hours: int) -> None:
+    assert cost.window_hours(start, end, "Europe/Paris") == hours
+
+
+def test_dst_decides_the_package() -> None:
+    # 72 wall-clock hours across the autumn change are 73 real hours: the 3-day package no longer covers
+    hours = cost.window_hours("2026-10-23T09:00", "2026-10-26T09:00", "Europe/Paris")
+    assert hours == 73
+    assert cost.covering_packages(hours)["smallest_covering_days"] == 7
+
+
+def test_window_beyond_thirty_days_names_extra_periods() -> None:
+    cover = cost.covering_packages(Decimal(24 * 45))
+    assert cover["smallest_covering_days"] is None and cover["extra_30_day_periods"] == 1
+
+
+def test_bad_timezone_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="not an IANA time zone"):
+        cost.window_hours("2026-10-05T09:00", "2026-10-09T09:00", "Mars/Olympus")

@@ -118,6 +118,16 @@ def _load_tariffs(path: str | None, text: str | None = None) -> "dict[tuple[str,
     return tariffs_from_rows(table.rows)
 
 
+def _cmd_render(args: argparse.Namespace) -> int:
+    from generator.render.note import render_decision_file
+
+    written = render_decision_file(Path(args.decision), Path(args.outdir),
+                                   Path(args.campaign) if args.campaign else None)
+    for path in written:
+        print(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-audit",
@@ -171,6 +181,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timezone", metavar="IANA", help="time zone of the window, for example Europe/Paris")
     p.set_defaults(handler=_cmd_cost)
 
+    p = sub.add_parser(
+        "render",
+        help="render decision.json as decision-note.html and decision-note.pdf",
+        description="Render a decision.json (from `gpu-audit check --out`) into a self-contained HTML note and a "
+        "PDF/A-3b note in OUTDIR, with decision.json embedded in the PDF (and the raw results and protocol when "
+        "--campaign is given). Existing files are refused. The same decision renders byte-identical files.",
+    )
+    p.add_argument("decision", metavar="DECISION_JSON", help="decision.json written by `gpu-audit check --out`")
+    p.add_argument("-o", "--outdir", required=True, metavar="OUTDIR", help="folder to write the note into")
+    p.add_argument("--campaign", metavar="CAMPAIGN_DIR", help="also embed this campaign's raw results and protocol")
+    p.set_defaults(handler=_cmd_render)
+
     from generator import measure_cli
 
     measure_cli.add_parser(sub)
@@ -178,6 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+
+    # WeasyPrint logs each URL the note's fetcher refuses; refusing them is intended, so only errors show.
+    logging.getLogger("weasyprint").setLevel(logging.ERROR)
+    logging.getLogger("fontTools").setLevel(logging.ERROR)
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler

@@ -1,0 +1,170 @@
+"""Render decision.json into the HTML note (Jinja2) and its PDF/A-3b twin (WeasyPrint) with the evidence attached."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+import jinja2
+
+from generator.errors import OutputExistsError, UsageError
+from generator.render.filters import FILTERS
+from generator.render.view import build_view
+
+HTML_NAME = "decision-note.html"
+PDF_NAME = "decision-note.pdf"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A file embedded in the PDF: name, bytes, description and PDF/A-3 relationship (Data or Source)."""
+
+    name: str
+    data: bytes
+    description: str
+    relationship: str
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment: package templates, autoescape on, undefined names are errors."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("generator", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def render_html(decision: dict[str, Any], *, signature_status: str) -> str:
+    """The self-contained HTML note (inline CSS, charts as data: URLs)."""
+    view = build_view(decision, signature_status=signature_status)
+    return environment().get_template("note.html.j2").render(**view)
+
+
+def _fetcher() -> Any:
+    """A URL fetcher that allows only data: URLs and never follows redirects: inputs can make it fetch nothing."""
+    from weasyprint.urls import URLFetcher
+
+    return URLFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
+
+
+def _moment(decision: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(decision["generated_at"].replace("Z", "+00:00"))
+
+
+def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence]) -> bytes:
+    """PDF/A-3b from the HTML, with the evidence embedded as associated files; dates fixed by the decision."""
+    from weasyprint import HTML, Attachment
+
+    when = _moment(decision)
+    fetcher = _fetcher()
+    attachments = [Attachment(string=e.data, name=e.name, description=e.description, relationship=e.relationship,
+                              created=when, modified=when, url_fetcher=fetcher) for e in evidence]
+    document = HTML(string=html, url_fetcher=fetcher, base_url=None)
+    out = io.BytesIO()
+    with _source_date_epoch(when):
+        document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments)
+    return out.getvalue()
+
+
+@contextmanager
+def _source_date_epoch(when: datetime) -> Iterator[None]:
+    """Pin SOURCE_DATE_EPOCH while writing: fontTools stamps subset fonts with it instead of the clock."""
+    key = "SOURCE_DATE_EPOCH"
+    previous = os.environ.get(key)
+    if previous is None:
+        os.environ[key] = str(int(when.timestamp()))
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(key, None)
+
+
+def write_new_files(outdir: Path, files: dict[str, bytes]) -> None:
+    """Write each file under outdir atomically; refuse any that exists (nothing is overwritten)."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        if (outdir / name).exists():
+            raise OutputExistsError(f"{outdir / name} already exists; render into a new folder (nothing is overwritten)")
+    for name, data in files.items():
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=outdir)
+        try:
+            os.fchmod(fd, 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            try:
+                os.link(tmp, outdir / name)
+            except FileExistsError:
+                raise OutputExistsError(f"{outdir / name} already exists; nothing is overwritten") from None
+        finally:
+            os.unlink(tmp)
+
+
+def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature_status: str) -> dict[str, bytes]:
+    """Both renderings of the note, by file name."""
+    if decision.get("schema_version") != "1" or "configurations" not in decision:
+        raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
+    html = render_html(decision, signature_status=signature_status)
+    return {HTML_NAME: html.encode("utf-8"), PDF_NAME: render_pdf(html, decision, evidence)}
+
+
+def load_decision(path: Path) -> dict[str, Any]:
+    """Read and schema-check a decision.json; a bad file is a usage error naming the problem."""
+    from generator.schemacheck import validate_document
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path} does not exist; make it with `gpu-audit check CAMPAIGN_DIR --out {path}`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} cannot be read: {exc}") from None
+    try:
+        decision = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    problems = validate_document("decision", decision, file=str(path))
+    if problems:
+        first = problems[0]
+        raise UsageError(f"{path} is not a valid decision.json ({len(problems)} problem(s); first at "
+                         f"{first.field}: {first.message})")
+    return decision
+
+
+def campaign_evidence(campaign_dir: Path, decision_bytes: bytes) -> list[Evidence]:
+    """The evidence embedded in the PDF: decision.json, and the raw results and protocol when the campaign is given."""
+    evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
+    if campaign_dir is None:
+        return evidence
+    from generator.campaign import PROTOCOL_FILE, open_campaign
+
+    folder = open_campaign(campaign_dir)
+    protocol_bytes = (folder.root / PROTOCOL_FILE).read_bytes()
+    raw = json.loads(protocol_bytes).get("files", {}).get("raw_results", "resultats-bruts.csv")
+    raw_path = folder.resolve(raw)
+    if raw_path is None or not raw_path.is_file():
+        raise UsageError(f"{campaign_dir}: raw results file {raw!r} not found inside the campaign folder")
+    evidence.append(Evidence(Path(raw).name, raw_path.read_bytes(), "The raw results grid as submitted", "Source"))
+    evidence.append(Evidence(PROTOCOL_FILE, protocol_bytes, "The pre-registered protocol", "Source"))
+    return evidence
+
+
+UNSIGNED_RENDER = "none: rendered by `gpu-audit render`; signed notes come from `gpu-audit build`"
+
+
+def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path | None = None) -> list[Path]:
+    """`gpu-audit render`: decision.json to decision-note.html and decision-note.pdf in outdir."""
+    decision = load_decision(decision_path)
+    files = render_note(decision, campaign_evidence(campaign_dir, decision_path.read_bytes()),  # type: ignore[arg-type]
+                        signature_status=UNSIGNED_RENDER)
+    write_new_files(outdir, files)
+    return [outdir / name for name in files]

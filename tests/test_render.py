@@ -1,0 +1,182 @@
+"""`gpu-audit render`: the note's content, its reproducibility, PDF/A-3 evidence and safety against injected input."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from urllib import request
+
+import jinja2
+import pytest
+from pypdf import PdfReader
+
+from conftest import EXAMPLE, read_grid, set_cell, write_grid
+from generator.render import filters
+from generator.render.note import HTML_NAME, PDF_NAME, _fetcher, environment, render_html, render_pdf
+
+
+@pytest.fixture(scope="module")
+def example_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from generator.cli import main
+
+    out = tmp_path_factory.mktemp("decision") / "decision.json"
+    assert main(["check", str(EXAMPLE), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def rendered(example_decision: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from generator.cli import main
+
+    outdir = tmp_path_factory.mktemp("note")
+    assert main(["render", str(example_decision), "-o", str(outdir), "--campaign", str(EXAMPLE)]) == 0
+    return outdir
+
+
+def pdf_text(path: Path) -> list[str]:
+    return [page.extract_text() for page in PdfReader(str(path)).pages]
+
+
+def test_first_page_answers_the_question(rendered: Path, example_decision: Path) -> None:
+    pages = pdf_text(rendered / PDF_NAME)
+    first = " ".join(pages[0].split())
+    assert "Answer: rtx4090-batch/b4 (batch = 4, rtx-4090)" in first
+    assert "Committed budget 110.00 USD" in first
+    assert "Cost per accepted result 110.00 USD" in first
+    assert "Series decides yes" in first
+    assert "Error findings 0" in first
+    assert "SYNTHETIC DATA" in first
+    assert f"page 1 of {len(pages)}" in first
+    decision = json.loads(example_decision.read_text())
+    from generator.render.view import bundle_id
+
+    assert bundle_id(decision) in first
+
+
+def test_figures_and_sections_are_in_the_pdf(rendered: Path) -> None:
+    text = " ".join(" ".join(pdf_text(rendered / PDF_NAME)).split())
+    for expected in ("The pre-registered rule", "96 h on the real timeline", "Smallest covering package: 7 days",
+                     "2,071.00 USD", "1 failed (no duration)", "no p95 or other tail percentile",
+                     "Errors (0)", "Warnings (0)", "Input files (SHA-256)", "NVIDIA GeForce RTX 4090",
+                     "not memory-feasible: 1 out-of-memory failure(s) kept as failure observations"):
+        assert expected in text, expected
+
+
+def test_renders_are_byte_identical(example_decision: Path, tmp_path: Path, rendered: Path) -> None:
+    from generator.cli import main
+
+    assert main(["render", str(example_decision), "-o", str(tmp_path), "--campaign", str(EXAMPLE)]) == 0
+    assert (tmp_path / HTML_NAME).read_bytes() == (rendered / HTML_NAME).read_bytes()
+    assert (tmp_path / PDF_NAME).read_bytes() == (rendered / PDF_NAME).read_bytes()
+
+
+def test_pdf_is_pdfa3b_with_evidence_attached(rendered: Path, example_decision: Path) -> None:
+    reader = PdfReader(str(rendered / PDF_NAME))
+    xmp = reader.trailer["/Root"]["/Metadata"].get_object().get_data().decode()
+    assert 'pdfaid:part="3"' in xmp or "<pdfaid:part>3</pdfaid:part>" in xmp
+    assert 'pdfaid:conformance="B"' in xmp or "<pdfaid:conformance>B</pdfaid:conformance>" in xmp
+    relationships = {}
+    for spec in reader.trailer["/Root"]["/AF"]:
+        spec = spec.get_object()
+        relationships[spec["/F"]] = spec["/AFRelationship"]
+    assert relationships == {"decision.json": "/Data", "resultats-bruts.csv": "/Source", "protocol.json": "/Source"}
+    assert reader.attachments["decision.json"][0] == example_decision.read_bytes()
+    assert reader.attachments["resultats-bruts.csv"][0] == (EXAMPLE / "resultats-bruts.csv").read_bytes()
+
+
+def test_html_is_self_contained(rendered: Path) -> None:
+    html = (rendered / HTML_NAME).read_text()
+    assert "<style>" in html and 'src="data:image/svg+xml;base64,' in html
+    assert "http://" not in html and "https://" not in html and 'src="file:' not in html
+
+
+def test_error_findings_show_in_the_title_block(campaign: Path, tmp_path: Path, run_cli) -> None:
+    rows = read_grid(campaign)
+    set_cell(campaign, 1, "quality_threshold", "0.5")
+    out = tmp_path / "d.json"
+    assert run_cli("check", str(campaign), "--out", str(out)).code == 1
+    html = render_html(json.loads(out.read_text()), signature_status="test")
+    assert "1 ERROR FINDING: the inputs contradict" in html
+    assert "(with 1 error findings)</title>" in html
+    assert rows  # the grid was read before mutation
+
+
+INJECTED = ('<img src="file:///etc/passwd"> <a href="http://169.254.169.254/latest/meta-data/">x</a> '
+            '<script>alert(1)</script> <link rel="stylesheet" href="http://169.254.169.254/s.css">')
+
+
+def test_injected_html_in_notes_is_text_and_fetches_nothing(campaign: Path, tmp_path: Path, run_cli,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = read_grid(campaign)
+    rows[1][-1] = INJECTED
+    write_grid(campaign, rows)
+    out = tmp_path / "d.json"
+    assert run_cli("check", str(campaign), "--out", str(out)).code == 0
+    opened: list[str] = []
+    original = request.OpenerDirector.open
+
+    def spy(self: request.OpenerDirector, url: object, *args: object, **kwargs: object) -> object:
+        full = url if isinstance(url, str) else url.full_url  # type: ignore[attr-defined]
+        opened.append(full)
+        return original(self, url, *args, **kwargs)
+
+    monkeypatch.setattr(request.OpenerDirector, "open", spy)
+    assert run_cli("render", str(out), "-o", str(tmp_path / "note")).code == 0
+    html = (tmp_path / "note" / HTML_NAME).read_text()
+    assert "&lt;img src=&#34;file:///etc/passwd&#34;&gt;" in html
+    assert "<script>" not in html and '<img src="file:' not in html and "<link" not in html
+    assert [u for u in opened if not u.startswith("data:")] == []
+    text = " ".join(" ".join(pdf_text(tmp_path / "note" / PDF_NAME)).split())
+    assert '<img src="file:///etc/passwd">' in text  # shown as text
+
+
+def test_fetcher_refuses_everything_but_data_urls() -> None:
+    fetcher = _fetcher()
+    for url in ("file:///etc/passwd", "http://169.254.169.254/", "https://example.org/x.css", "ftp://h/x"):
+        with pytest.raises(ValueError, match="disallowed protocol"):
+            fetcher.fetch(url)
+    assert fetcher.fetch("data:text/plain,hello").read() == b"hello"
+
+
+def test_raw_html_reaching_the_pdf_stage_fetches_nothing(example_decision: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(request.OpenerDirector, "open",
+                        lambda self, url, *a, **k: opened.append(str(url)) or io.BytesIO(b""))
+    html = '<html><body><img src="file:///etc/passwd"><img src="http://169.254.169.254/x.png">hi</body></html>'
+    pdf = render_pdf(html, json.loads(example_decision.read_text()), [])
+    assert pdf.startswith(b"%PDF") and opened == []
+
+
+def test_templates_are_strict_and_escaped() -> None:
+    env = environment()
+    assert env.autoescape is True or env.autoescape(None) is True  # type: ignore[operator]
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ missing }}").render()
+    assert env.from_string("{{ x | plain }}").render(x="<b>&") == "&lt;b&gt;&amp;"
+
+
+@pytest.mark.parametrize("name,value,expected", [
+    ("usd", 11000, "110.00 USD"), ("usd", 207100, "2,071.00 USD"), ("usd", None, "undefined"),
+    ("usd", "69033.33", "690.33 USD"), ("seconds", 1.5, "1.500 s"), ("seconds", None, "\u2014"),
+    ("gib", 2**30, "1.00 GiB"), ("nbytes", 1234567, "1,234,567 B"), ("metric", 0.87667, "0.8767"),
+    ("yesno", True, "yes"), ("yesno", None, "\u2014"), ("plain", False, "false"), ("count", 1000, "1,000"),
+])
+def test_filters(name: str, value: object, expected: str) -> None:
+    result = filters.FILTERS[name](value)
+    assert result == expected and type(result) is str
+
+
+def test_existing_output_is_refused(rendered: Path, example_decision: Path, run_cli) -> None:
+    before = (rendered / PDF_NAME).read_bytes()
+    r = run_cli("render", str(example_decision), "-o", str(rendered))
+    assert r.code == 2 and "already exists" in r.err
+    assert (rendered / PDF_NAME).read_bytes() == before
+
+
+def test_invalid_decision_is_a_usage_error(tmp_path: Path, run_cli) -> None:
+    bad = tmp_path / "d.json"
+    bad.write_text('{"schema_version": "1"}')
+    r = run_cli("render", str(bad), "-o", str(tmp_path / "o"))
+    assert r.code == 2 and "is not a valid decision.json" in r.err

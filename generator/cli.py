@@ -193,9 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", metavar="CAMPAIGN_DIR", help="also embed this campaign's raw results and protocol")
     p.set_defaults(handler=_cmd_render)
 
-    from generator import measure_cli
+    from generator import campaign_cli, measure_cli
 
     measure_cli.add_parser(sub)
+    campaign_cli.add_parser(sub)
     return parser
 
 

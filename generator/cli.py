@@ -128,6 +128,94 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+PKCS12_PASSPHRASE_ENV = "GPU_AUDIT_PKCS12_PASSPHRASE"
+KEY_PASSPHRASE_ENV = "GPU_AUDIT_KEY_PASSPHRASE"
+
+
+def _passphrase(env: str, prompt: str) -> bytes | None:
+    import getpass
+    import os
+
+    value = os.environ.get(env)
+    if value is not None:
+        return value.encode("utf-8")
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt).encode("utf-8")
+    return None
+
+
+def _identity(args: argparse.Namespace) -> "Any":
+    from generator import signing
+
+    chosen = [bool(args.key or args.cert), bool(args.pkcs12), bool(args.unsigned)]
+    if sum(chosen) > 1:
+        raise UsageError("give either --key and --cert, or --pkcs12, or --unsigned")
+    if args.unsigned:
+        return None
+    if args.pkcs12:
+        return signing.load_pkcs12_identity(Path(args.pkcs12), _passphrase(PKCS12_PASSPHRASE_ENV, "PKCS#12 passphrase: "))
+    if not (args.key and args.cert):
+        raise UsageError("a bundle is signed: give --key KEY.pem --cert CERT.pem (make them once with "
+                         "`gpu-audit keygen DIR`), or --pkcs12 FILE, or --unsigned to build an unsigned bundle")
+    import os
+
+    passphrase = os.environ.get(KEY_PASSPHRASE_ENV)
+    return signing.load_pem_identity(Path(args.key), Path(args.cert), passphrase.encode() if passphrase else None)
+
+
+def _cmd_keygen(args: argparse.Namespace) -> int:
+    from generator.signing import keygen
+
+    key, cert = keygen(Path(args.directory), args.name)
+    print(f"private key: {key} (mode 0600; keep it secret, never put it in a bundle)")
+    print(f"certificate: {cert}")
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from generator.bundle import build_bundle
+    from generator.report import format_decision, format_findings
+
+    identity = _identity(args)
+    show = (not args.quiet) and sys.stderr.isatty()
+    progress = (lambda stage: print(f"gpu-audit: {stage}...", file=sys.stderr)) if show else None
+    result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
+                          strict=args.strict, organization=args.organization, progress=progress)
+    errors = result.check.errors
+    if not result.built:
+        print(format_findings(errors, subject=args.campaign_dir, max_findings=args.max_findings))
+        print(f"not built: {len(errors)} error findings and --strict was given")
+        return 1
+    if not args.quiet:
+        print(format_decision(result.check.decision))
+        print(format_findings(result.check.findings, subject=args.campaign_dir, max_findings=args.max_findings))
+    print(f"bundle {result.bundle_id}: {result.path}")
+    if result.pdf is not None:
+        print(f"decision note: {result.pdf}")
+    if identity is None:
+        print("warning: the bundle is UNSIGNED", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from generator.verify import load_trust, verify_bundle
+
+    trust = load_trust(Path(args.trust)) if args.trust else None
+    report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned)
+    for problem in report.problems[: args.max_findings]:
+        print(problem)
+    if len(report.problems) > args.max_findings:
+        print(f"... and {len(report.problems) - args.max_findings} more problems")
+    if report.ok:
+        signer = f"signed by {report.signer}" if report.signer else "UNSIGNED"
+        trusted = " (trusted certificate)" if trust is not None and report.signer else ""
+        print(f"OK: {report.bundle} verifies: bundle {report.bundle_id}, {report.payload_files} payload files, "
+              f"{signer}{trusted}")
+        return 0
+    print(f"FAILED: {report.bundle}: {len(report.problems)} problem(s)")
+    return 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-audit",
@@ -192,6 +280,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--outdir", required=True, metavar="OUTDIR", help="folder to write the note into")
     p.add_argument("--campaign", metavar="CAMPAIGN_DIR", help="also embed this campaign's raw results and protocol")
     p.set_defaults(handler=_cmd_render)
+
+    p = sub.add_parser(
+        "keygen",
+        help="make a new ECDSA P-256 signing key and self-signed certificate",
+        description="Write DIR/signer-key.pem (mode 0600) and DIR/signer.pem, a self-signed certificate. P-256 "
+        "because pdfsig and Adobe Reader verify it. Existing files are refused.",
+    )
+    p.add_argument("directory", metavar="DIR", help="folder for the key and certificate")
+    p.add_argument("--name", default="gpu-audit signer", help="organisation name in the certificate")
+    p.set_defaults(handler=_cmd_keygen)
+
+    p = sub.add_parser(
+        "build",
+        help="validate, recompute, render, sign and write the audit bundle",
+        description="Build the audit bundle of CAMPAIGN_DIR: a BagIt 1.0 bag with the signed PDF note, the HTML "
+        "note, decision.json, findings.json and a byte-for-byte copy of every validated input, plus MANIFEST.json, "
+        "its detached signature and the signer certificate. Written atomically; an existing path is refused. "
+        f"A PKCS#12 passphrase comes from ${PKCS12_PASSPHRASE_ENV} or a prompt; an encrypted PEM key's from "
+        f"${KEY_PASSPHRASE_ENV}. Exit 0 clean, 1 error findings (still built unless --strict), 2 not built.",
+    )
+    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see README)")
+    p.add_argument("-o", "--out", required=True, metavar="BUNDLE_DIR", help="new bundle folder (or .zip with --zip)")
+    p.add_argument("--key", metavar="KEY.pem", help="ECDSA P-256 private key (PEM)")
+    p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM)")
+    p.add_argument("--pkcs12", metavar="FILE", help="key and certificate in one PKCS#12 file")
+    p.add_argument("--unsigned", action="store_true", help="build without signatures (the note says so)")
+    p.add_argument("--zip", action="store_true", help="write one .zip file instead of a folder")
+    p.add_argument("--strict", action="store_true", help="refuse to build when there are error findings")
+    p.add_argument("--organization", metavar="NAME", help="bag-info Source-Organization (default: the signer)")
+    p.add_argument("--quiet", action="store_true", help="print only where the bundle is; no progress")
+    p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N findings")
+    p.set_defaults(handler=_cmd_build)
+
+    p = sub.add_parser(
+        "verify",
+        help="check a bundle: bag checksums, MANIFEST.json, signatures",
+        description="Check a bundle folder or zip: every file present, no extra file, every checksum (BagIt), "
+        "MANIFEST.json against the payload, the manifest's signature, the PDF signature (intact, covering the whole "
+        "file, by the same certificate), and with --trust that the signer is the trusted one. Exit 0 only when all "
+        "hold, 1 with each problem named, 2 for usage errors.",
+    )
+    p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip")
+    p.add_argument("--trust", metavar="CERT.pem", help="the certificate the signer must be (or be issued by)")
+    p.add_argument("--allow-unsigned", action="store_true", help="accept a bundle built with --unsigned")
+    p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N problems")
+    p.set_defaults(handler=_cmd_verify)
 
     from generator import campaign_cli, measure_cli
 

@@ -1,0 +1,334 @@
+"""`gpu-audit build`, `keygen` and `verify`: a clean bundle verifies; every tampering is named; real tools agree."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
+from pypdf import PdfReader
+
+from conftest import EXAMPLE, REPO, set_cell
+from generator import signing
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    directory = tmp_path_factory.mktemp("keys")
+    return signing.keygen(directory, "Example Org")
+
+
+@pytest.fixture(scope="module")
+def other_keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return signing.keygen(tmp_path_factory.mktemp("other"), "Someone Else")
+
+
+@pytest.fixture(scope="module")
+def built(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from generator.cli import main
+
+    out = tmp_path_factory.mktemp("bundles") / "bundle"
+    assert main(["build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture
+def bundle(built: Path, tmp_path: Path) -> Path:
+    """A private copy of the built bundle, to tamper with."""
+    copy = tmp_path / "bundle"
+    shutil.copytree(built, copy)
+    return copy
+
+
+def flip(path: Path, offset: int | None = None) -> None:
+    data = bytearray(path.read_bytes())
+    i = len(data) // 2 if offset is None else offset
+    data[i] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_layout(built: Path) -> None:
+    tags = sorted(p.name for p in built.iterdir() if p.is_file())
+    assert tags == ["MANIFEST.json", "MANIFEST.json.sig", "bag-info.txt", "bagit.txt", "manifest-sha256.txt",
+                    "manifest-sha512.txt", "signer.pem", "tagmanifest-sha256.txt"]
+    data = sorted(p.relative_to(built).as_posix() for p in (built / "data").rglob("*") if p.is_file())
+    for name in ("data/decision-note.pdf", "data/decision-note.html", "data/decision.json", "data/findings.json",
+                 "data/inputs/protocol.json", "data/inputs/resultats-bruts.csv",
+                 "data/inputs/predictions/rtx4090-batch/b8/warm-3.csv"):
+        assert name in data
+    assert (built / "data/inputs/resultats-bruts.csv").read_bytes() == (EXAMPLE / "resultats-bruts.csv").read_bytes()
+    info = (built / "bag-info.txt").read_text()
+    assert "Source-Organization: Example Org\n" in info
+    assert "External-Identifier: GA-" in info
+    paths = [ln.split("  ", 1)[1] for ln in (built / "manifest-sha256.txt").read_text().splitlines()]
+    assert paths == sorted(paths)
+    assert not any(p.name.endswith("-key.pem") for p in built.rglob("*"))
+
+
+def test_clean_bundle_verifies(run_cli, built: Path, keys: tuple[Path, Path]) -> None:
+    r = run_cli("verify", str(built), "--trust", str(keys[1]))
+    assert r.code == 0, r.out
+    assert r.out.startswith(f"OK: {built} verifies: bundle GA-")
+    assert "signed by O=Example Org,CN=Example Org (trusted certificate)" in r.out
+
+
+@pytest.mark.parametrize("rel", ["data/decision-note.pdf", "data/decision-note.html",
+                                 "data/inputs/resultats-bruts.csv"])
+def test_flipped_byte_in_payload_is_named(run_cli, bundle: Path, rel: str) -> None:
+    flip(bundle / rel)
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    assert f"{rel}: sha256 checksum mismatch (expected " in r.out
+    assert f"{rel}: sha256 differs from MANIFEST.json" in r.out
+
+
+def test_flipped_byte_in_pdf_breaks_its_signature(run_cli, bundle: Path) -> None:
+    flip(bundle / "data/decision-note.pdf", 200)
+    r = run_cli("verify", str(bundle))
+    assert "data/decision-note.pdf: the PDF signature's digest does not match the signed bytes [bad-pdf-signature]" \
+        in r.out
+
+
+def test_flipped_byte_in_manifest_json(run_cli, bundle: Path) -> None:
+    text = (bundle / "MANIFEST.json").read_text()
+    (bundle / "MANIFEST.json").write_text(text.replace('"bytes": 1', '"bytes": 2', 1))
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    assert "MANIFEST.json: sha256 checksum mismatch" in r.out
+    assert "MANIFEST.json.sig: the signature of MANIFEST.json does not verify with signer.pem [bad-signature]" in r.out
+
+
+def test_removed_file(run_cli, bundle: Path) -> None:
+    (bundle / "data/findings.json").unlink()
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    assert "data/findings.json: listed in manifest-sha256.txt but absent [missing-file]" in r.out
+
+
+def test_added_file(run_cli, bundle: Path) -> None:
+    (bundle / "data/extra.txt").write_text("surprise")
+    (bundle / "notes.txt").write_text("tag surprise")
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    assert "data/extra.txt: file is not listed in manifest-sha256.txt [unexpected-file]" in r.out
+    assert "notes.txt: file is not listed in tagmanifest-sha256.txt [unexpected-file]" in r.out
+
+
+def test_signature_made_with_another_key(run_cli, bundle: Path, other_keys: tuple[Path, Path]) -> None:
+    other = signing.load_pem_identity(*other_keys)
+    (bundle / "MANIFEST.json.sig").write_bytes(signing.sign_bytes(other, (bundle / "MANIFEST.json").read_bytes()))
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    assert "[bad-signature]" in r.out
+
+
+def test_swapped_certificate_is_caught(run_cli, bundle: Path, other_keys: tuple[Path, Path]) -> None:
+    shutil.copyfile(other_keys[1], bundle / "signer.pem")
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    assert "signer.pem: certificate differs from the one MANIFEST.json names" in r.out
+    assert "data/decision-note.pdf: the PDF was signed by another certificate" in r.out
+
+
+def test_trust_in_another_certificate(run_cli, built: Path, other_keys: tuple[Path, Path]) -> None:
+    r = run_cli("verify", str(built), "--trust", str(other_keys[1]))
+    assert r.code == 1
+    assert "signer.pem: the signer is not the trusted certificate nor issued by it" in r.out
+
+
+def test_existing_output_is_refused(run_cli, built: Path, keys: tuple[Path, Path]) -> None:
+    before = (built / "MANIFEST.json").read_bytes()
+    r = run_cli("build", str(EXAMPLE), "-o", str(built), "--key", str(keys[0]), "--cert", str(keys[1]))
+    assert r.code == 2
+    assert r.err == f"gpu-audit: error: {built} already exists; choose a new bundle path (nothing is overwritten)\n"
+    assert (built / "MANIFEST.json").read_bytes() == before
+
+
+def test_build_without_key_refuses_and_says_how(run_cli, tmp_path: Path) -> None:
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"))
+    assert r.code == 2
+    assert "make them once with `gpu-audit keygen DIR`" in r.err
+    assert not (tmp_path / "b").exists()
+
+
+def test_unsigned_bundle_says_so(run_cli, tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    r = run_cli("build", str(EXAMPLE), "-o", str(out), "--unsigned", "--quiet")
+    assert r.code == 0
+    first = " ".join(PdfReader(str(out / "data/decision-note.pdf")).pages[0].extract_text().split())
+    assert "Signature: UNSIGNED: built with --unsigned" in first
+    assert '"signed": false' in (out / "MANIFEST.json").read_text()
+    assert run_cli("verify", str(out)).code == 1
+    assert run_cli("verify", str(out), "--allow-unsigned").code == 0
+
+
+def test_keygen_mode_and_no_overwrite(run_cli, tmp_path: Path) -> None:
+    r = run_cli("keygen", str(tmp_path / "k"), "--name", "Org")
+    assert r.code == 0
+    key = tmp_path / "k" / "signer-key.pem"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert "PRIVATE KEY" not in r.out
+    before = key.read_bytes()
+    r = run_cli("keygen", str(tmp_path / "k"))
+    assert r.code == 2 and "already exists" in r.err
+    assert key.read_bytes() == before
+
+
+def test_pkcs12_with_passphrase(run_cli, keys: tuple[Path, Path], tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    ident = signing.load_pem_identity(*keys)
+    p12 = tmp_path / "id.p12"
+    p12.write_bytes(pkcs12.serialize_key_and_certificates(
+        b"id", ident.key, ident.cert, None, serialization.BestAvailableEncryption(b"s3cret")))
+    monkeypatch.setenv("GPU_AUDIT_PKCS12_PASSPHRASE", "wrong")
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--pkcs12", str(p12))
+    assert r.code == 2 and "wrong passphrase" in r.err
+    monkeypatch.setenv("GPU_AUDIT_PKCS12_PASSPHRASE", "s3cret")
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--pkcs12", str(p12), "--zip", "--quiet")
+    assert r.code == 2 and "must end in .zip" in r.err
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b.zip"), "--pkcs12", str(p12), "--zip", "--quiet")
+    assert r.code == 0, r.err
+    r = run_cli("verify", str(tmp_path / "b.zip"), "--trust", str(keys[1]))
+    assert r.code == 0, r.out
+
+
+def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path: Path, keys: tuple[Path, Path]) -> None:
+    set_cell(campaign, 1, "quality_threshold", "0.5")
+    r = run_cli("build", str(campaign), "-o", str(tmp_path / "b"), "--key", str(keys[0]), "--cert", str(keys[1]),
+                "--strict")
+    assert r.code == 1
+    assert "not built: 1 error findings and --strict was given" in r.out
+    assert not (tmp_path / "b").exists()
+
+
+def test_python_zipfile_bundle_verifies_like_the_folder(run_cli, built: Path, tmp_path: Path) -> None:
+    z = tmp_path / "bundle.zip"
+    subprocess.run([sys.executable, "-m", "zipfile", "-c", str(z), str(built)], check=True)
+    r = run_cli("verify", str(z))
+    assert r.code == 0, r.out
+
+
+def test_tampered_zip_fails_like_the_folder(run_cli, bundle: Path, tmp_path: Path) -> None:
+    flip(bundle / "data/decision-note.html")
+    z = tmp_path / "bundle.zip"
+    subprocess.run([sys.executable, "-m", "zipfile", "-c", str(z), str(bundle)], check=True)
+    r = run_cli("verify", str(z))
+    assert r.code == 1
+    assert "data/decision-note.html: sha256 checksum mismatch" in r.out
+
+
+def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> None:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for info, data in entries:
+            zf.writestr(info, data)
+
+
+def test_zip_escaping_entry_is_refused(run_cli, tmp_path: Path) -> None:
+    z = tmp_path / "evil.zip"
+    _zip(z, [("b/bagit.txt", b"BagIt-Version: 1.0\n"), ("../../escape.txt", b"x")])
+    r = run_cli("verify", str(z))
+    assert r.code == 1
+    assert "../../escape.txt: entry path escapes the extraction folder [unsafe-zip]" in r.out
+    assert not (tmp_path.parent / "escape.txt").exists()
+
+
+def test_zip_symlink_is_refused(run_cli, tmp_path: Path) -> None:
+    link = zipfile.ZipInfo("b/data/link")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    z = tmp_path / "link.zip"
+    _zip(z, [(link, b"/etc/passwd")])
+    r = run_cli("verify", str(z))
+    assert r.code == 1 and "is a symbolic link" in r.out
+
+
+def test_zip_bomb_is_refused(run_cli, tmp_path: Path) -> None:
+    z = tmp_path / "bomb.zip"
+    _zip(z, [("b/data/zeros", b"\0" * (64 * 2**20))])
+    r = run_cli("verify", str(z))
+    assert r.code == 1 and "refused as a possible zip bomb" in r.out
+
+
+def test_interrupted_build_leaves_no_bundle(keys: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    proc = subprocess.Popen([sys.executable, "-m", "generator", "build", str(EXAMPLE), "-o", str(out),
+                             "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(p.name.startswith(".bundle.tmp-") for p in tmp_path.iterdir()):
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build finished before it could be interrupted"
+    time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()
+    inputs_before = {p: p.read_bytes() for p in [EXAMPLE / "resultats-bruts.csv", EXAMPLE / "protocol.json"]}
+    assert all(p.read_bytes() == b for p, b in inputs_before.items())
+
+
+def test_ctrl_c_cleans_up(keys: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    proc = subprocess.Popen([sys.executable, "-m", "generator", "build", str(EXAMPLE), "-o", str(out),
+                             "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            # a background shell (CI) starts children with SIGINT ignored; a user's terminal does not
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(p.name.startswith(".bundle.tmp-") for p in tmp_path.iterdir()):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and b"interrupted" in err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def tool(name: str) -> str | None:
+    """A command on PATH, or installed beside this Python (a venv that is not activated)."""
+    return shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+
+
+def needs(name: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(tool(name) is None, reason=f"{name} not installed")
+
+
+@needs("bagit.py")
+def test_bagit_tool_validates_and_catches_tampering(built: Path, bundle: Path) -> None:
+    ok = subprocess.run([str(tool("bagit.py")), "--validate", str(built)], capture_output=True, text=True)
+    assert ok.returncode == 0 and "is valid" in ok.stderr
+    flip(bundle / "data/decision.json")
+    bad = subprocess.run([str(tool("bagit.py")), "--validate", str(bundle)], capture_output=True, text=True)
+    assert bad.returncode != 0 and "data/decision.json" in bad.stderr
+
+
+@needs("pdfsig")
+def test_pdfsig_reports_valid_then_digest_mismatch(built: Path, bundle: Path) -> None:
+    ok = subprocess.run(["pdfsig", str(built / "data/decision-note.pdf")], capture_output=True, text=True)
+    assert "Signature is Valid" in ok.stdout
+    assert "ETSI.CAdES.detached" in ok.stdout and "Total document signed" in ok.stdout
+    flip(bundle / "data/decision-note.pdf", 200)
+    bad = subprocess.run(["pdfsig", str(bundle / "data/decision-note.pdf")], capture_output=True, text=True)
+    assert "Digest Mismatch" in bad.stdout
+
+
+@needs("openssl")
+def test_openssl_verifies_the_manifest_signature(built: Path, bundle: Path, tmp_path: Path) -> None:
+    pub = tmp_path / "pub.pem"
+    subprocess.run(["openssl", "x509", "-in", str(built / "signer.pem"), "-pubkey", "-noout", "-out", str(pub)],
+                   check=True)
+    cmd = ["openssl", "dgst", "-sha256", "-verify", str(pub), "-signature"]
+    ok = subprocess.run(cmd + [str(built / "MANIFEST.json.sig"), str(built / "MANIFEST.json")],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0 and "Verified OK" in ok.stdout
+    flip(bundle / "MANIFEST.json")
+    bad = subprocess.run(cmd + [str(bundle / "MANIFEST.json.sig"), str(bundle / "MANIFEST.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "Verification failure" in bad.stdout + bad.stderr

@@ -1,0 +1,131 @@
+"""Tests of `gpu-audit campaign` (train, run) on the CPU, and of the committed real H200 campaign."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.check import check_campaign
+from generator.findings import Severity
+
+torch = pytest.importorskip("torch")
+
+from generator import campaign_run, textclf  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "inputs" / "corpora" / "debian-descriptions"
+H200 = ROOT / "inputs" / "h200-campaign"
+MODEL_DIR = ROOT / "inputs" / "reference-model"
+TINY = 24
+
+
+def errors(folder: Path) -> list[Any]:
+    return [f for f in check_campaign(folder).findings if f.severity == Severity.ERROR]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A tiny model trained on 200 records, a 24-text corpus and a protocol registered for it."""
+    root = tmp_path_factory.mktemp("tiny")
+    blob, _ = textclf.train(CORPUS / "train.jsonl", CORPUS / "tune.jsonl", seed=7, lrs=[0.05], epochs=1,
+                            buckets=512, dim=8, context=64, limit=200, bootstrap=10)
+    textclf.save(blob, root / "model.pt")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    lines = (CORPUS / "eval.jsonl").read_text(encoding="utf-8").splitlines()[:TINY]
+    (corpus / "eval.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with (CORPUS / "eval-reference.csv").open(encoding="utf-8", newline="") as fh:
+        ref = list(csv.reader(fh))[: TINY + 1]
+    with (corpus / "eval-reference.csv").open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(ref)
+    revision = campaign_run.corpus_revision(corpus / "eval.jsonl")
+    model_revision = "sha256:" + hashlib.sha256((root / "model.pt").read_bytes()).hexdigest()
+    protocol = json.loads((ROOT / "inputs" / "h200-campaign-protocol.json").read_text(encoding="utf-8"))
+    protocol["corpus"].update(revision=revision, size=TINY)
+    protocol["quality"].update(threshold=0.0, tolerance=1.0)
+    protocol["quality"]["reference"]["value"] = 0.5
+    for exp in protocol["experiments"]:
+        exp["runs_per_variant"] = 2
+        exp["fixed"].update(corpus_revision=revision, model_revision=model_revision, context=64,
+                            tokenizer_revision=textclf.tokenizer_revision(512, 64))
+    (root / "protocol.json").write_text(json.dumps(protocol, indent=2), encoding="utf-8")
+    return {"root": root, "model": root / "model.pt", "corpus": corpus, "protocol": root / "protocol.json"}
+
+
+def test_run_refused_without_gpu(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    out = tmp_path / "camp"
+    r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",
+                str(tiny["corpus"]), "--device", "cuda:0", "--out", str(out))
+    assert r.code == 2
+    assert "no file was written" in r.err.lower() or "nothing runs on the cpu" in r.err.lower()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cpu_refused_without_test_flag(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
+    r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",
+                str(tiny["corpus"]), "--device", "cpu", "--out", str(tmp_path / "camp"))
+    assert r.code == 2 and list(tmp_path.iterdir()) == []
+
+
+def test_existing_out_refused(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
+    r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",
+                str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(tmp_path))
+    assert r.code == 2 and "already exists" in r.err
+
+
+def test_cpu_end_to_end_passes_check(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "camp"
+    r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",
+                str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(out))
+    assert r.code == 0, r.err
+    assert [p.name for p in tmp_path.iterdir()] == ["camp"]  # the temporary sibling was renamed
+    assert errors(out) == []
+    with (out / "resultats-bruts.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 * (1 + 2)
+    assert all(campaign_run.CPU_NOTE in row["notes"] and row["device"] == "cpu" for row in rows)
+    assert all(row["peak_allocated_bytes"] == "" for row in rows)  # not measured, never 0
+    warm = [(row["variant_id"], row["run_index"]) for row in rows if row["phase"] == "warm"]
+    assert len(warm) == 6 and len(list(out.glob("predictions/*/*/*.csv"))) == 9
+    assert (out / "protocol.json").read_bytes() == tiny["protocol"].read_bytes()
+    assert "h200" not in (out / "tarifs-forfaits.csv").read_text(encoding="utf-8")
+
+
+def test_rotation() -> None:
+    assert campaign_run.rotation(["b1", "b4", "b8"], 4) == [["b1", "b4", "b8"], ["b4", "b8", "b1"],
+                                                            ["b8", "b1", "b4"], ["b1", "b4", "b8"]]
+
+
+def test_training_is_deterministic(tmp_path: Path) -> None:
+    kwargs: dict[str, Any] = dict(seed=3, lrs=[0.05], epochs=1, buckets=256, dim=4, context=32, limit=120, bootstrap=5)
+    a, ra = textclf.train(CORPUS / "train.jsonl", CORPUS / "tune.jsonl", **kwargs)
+    b, rb = textclf.train(CORPUS / "train.jsonl", CORPUS / "tune.jsonl", **kwargs)
+    assert ra == rb
+    assert all(torch.equal(a["state_dict"][k], b["state_dict"][k]) for k in a["state_dict"])
+
+
+def test_reference_model_sha256_matches_readme() -> None:
+    digest = hashlib.sha256((MODEL_DIR / "model.pt").read_bytes()).hexdigest()
+    assert digest in (MODEL_DIR / "README.md").read_text(encoding="utf-8")
+    tuning = json.loads((MODEL_DIR / "tuning.json").read_text(encoding="utf-8"))
+    assert tuning["model_sha256"] == digest
+    assert (MODEL_DIR / "model.pt").stat().st_size < 5 * 2**20
+
+
+def test_committed_h200_campaign_passes_check() -> None:
+    if not H200.is_dir():
+        pytest.skip("inputs/h200-campaign is not there yet")
+    assert errors(H200) == []
+    protocol = json.loads((H200 / "protocol.json").read_text(encoding="utf-8"))
+    assert protocol["synthetic_data"] is False
+    digest = hashlib.sha256((MODEL_DIR / "model.pt").read_bytes()).hexdigest()
+    assert protocol["experiments"][0]["fixed"]["model_revision"] == "sha256:" + digest
+    assert not re.search(r"^h200,", (H200 / "tarifs-forfaits.csv").read_text(encoding="utf-8"), re.M)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,8 +19,11 @@ from typing import Any, Callable, Iterator
 from generator import __version__
 from generator.bagit_format import (BAGIT_TXT, PAYLOAD_ALGORITHMS, TAG_ALGORITHM, bag_info_text, digests,
                                     manifest_text)
-from generator.check import CheckResult, check_campaign, sha256_file
-from generator.errors import AuditError, OutputExistsError, UsageError
+from generator.campaign import PROTOCOL_FILE
+from generator.check import CheckResult, check_campaign
+from generator.errors import AuditError, OutputExistsError, SecretInInputError, UsageError
+from generator.limits import Limits, applied
+from generator.readers.csvtable import holds_private_key
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
 from generator.render.view import bundle_id as make_bundle_id
 from generator.report import findings_payload
@@ -28,7 +33,8 @@ MANIFEST = "MANIFEST.json"
 MANIFEST_SIG = "MANIFEST.json.sig"
 SELF_CHECKSUM = ("This manifest carries no checksum of itself, to avoid a self-referential checksum; "
                  "MANIFEST.json.sig signs it and tagmanifest-sha256.txt covers it.")
-Progress = Callable[[str], None]
+# progress(stage, done, total): stage names the work; done/total count files where that is known
+Progress = Callable[[str, int, int], None]
 
 
 class InputChangedError(AuditError):
@@ -72,7 +78,11 @@ def _signature_status(identity: Identity | None) -> str:
 def _claim(target: Path) -> Iterator[None]:
     """Hold an exclusive lock for the target name, so two builds racing for it cannot both write it."""
     lock_path = target.parent / f".{target.name}.gpu-audit-lock"
-    fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise UsageError(f"cannot create the build lock {lock_path} ({exc.strerror}); choose a bundle path in a "
+                         "folder you can write, with a shorter name") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -88,19 +98,67 @@ def _claim(target: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _copy_inputs(result: CheckResult, data_dir: Path) -> None:
-    """Byte-for-byte copies of every validated input; a file that changed since validation stops the build."""
+def _copy_hashing(source: Path, target: Path, rel: str) -> dict[str, str]:
+    """Copy one input in a single read pass, hashing it with every manifest algorithm on the way.
+
+    A PEM private key anywhere in it stops the build (a key never enters a bundle).
+    """
+    hashers = {alg: hashlib.new(alg) for alg in PAYLOAD_ALGORITHMS}
+    tail = b""
+    with source.open("rb") as src, target.open("xb") as dst:
+        while block := src.read(1 << 20):
+            for h in hashers.values():
+                h.update(block)
+            if holds_private_key(tail + block):
+                raise SecretInInputError(f"{rel}: holds a PEM private key; it is never copied into a bundle: move "
+                                         "it out of the campaign folder")
+            tail = block[-65536:]
+            dst.write(block)
+    return {alg: h.hexdigest() for alg, h in hashers.items()}
+
+
+def _copy_inputs(result: CheckResult, data_dir: Path) -> dict[str, dict[str, str]]:
+    """Byte-for-byte copies of every validated input, with their digests by bag path.
+
+    A file that changed since validation stops the build.
+    """
     expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
     folder = result.inputs.folder
+    sums: dict[str, dict[str, str]] = {}
     for rel in result.inputs.input_files:
         source = folder.resolve(rel)
         if source is None:
             continue
         target = data_dir / "inputs" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-        if sha256_file(target) != expected.get(rel):
+        found = _copy_hashing(source, target, rel)
+        if found["sha256"] != expected.get(rel):
             raise InputChangedError(f"{rel} changed while the bundle was being built; run the build again")
+        sums[f"data/inputs/{rel}"] = found
+    return sums
+
+
+def _preload_renderer() -> None:
+    """Import the renderer's and signer's heavy libraries while the campaign is checked (mostly outside the GIL)."""
+    import matplotlib.figure  # noqa: F401
+    import pyhanko.sign.signers  # noqa: F401
+    import weasyprint  # noqa: F401
+
+
+def _evidence(result: CheckResult, decision_bytes: bytes) -> list[Evidence]:
+    """The files the PDF carries: decision.json, and the raw results and protocol exactly as validated."""
+    evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
+    expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
+    for rel, description in ((result.inputs.files["raw_results"], "The raw results grid as submitted"),
+                             (PROTOCOL_FILE, "The pre-registered protocol")):
+        source = result.inputs.folder.resolve(rel) if rel in expected else None
+        if source is None:
+            continue
+        data = source.read_bytes()
+        if hashlib.sha256(data).hexdigest() != expected[rel]:
+            raise InputChangedError(f"{rel} changed while the bundle was being built; run the build again")
+        evidence.append(Evidence(Path(rel).name, data, description, "Source"))
+    return evidence
 
 
 def _payload(root: Path) -> list[str]:
@@ -108,9 +166,9 @@ def _payload(root: Path) -> list[str]:
 
 
 def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, identity: Identity | None,
-                     organization: str) -> None:
+                     organization: str, known: dict[str, dict[str, str]]) -> None:
     payload = _payload(root)
-    sums = {rel: digests(root / rel, PAYLOAD_ALGORITHMS) for rel in payload}
+    sums = {rel: known[rel] if rel in known else digests(root / rel, PAYLOAD_ALGORITHMS) for rel in payload}
     sizes = {rel: (root / rel).stat().st_size for rel in payload}
     (root / "bagit.txt").write_text(BAGIT_TXT, encoding="utf-8")
     (root / "bag-info.txt").write_text(bag_info_text([
@@ -155,9 +213,19 @@ def _zip_folder(root: Path, zip_path: Path, top: str, when: datetime) -> None:
 
 def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, make_zip: bool = False,
                  strict: bool = False, organization: str | None = None,
-                 progress: Progress | None = None) -> BuildResult:
-    """Validate, recompute, render, sign and write the bundle; nothing appears under `out` unless complete."""
-    step = progress or (lambda _stage: None)
+                 progress: Progress | None = None, limits: Limits | None = None) -> BuildResult:
+    """Validate, recompute, render, sign and write the bundle; nothing appears under `out` unless complete.
+
+    `limits` (file size, JSON depth) apply to every input read; without them the active limits do.
+    """
+    if limits is not None:
+        with applied(limits):
+            return build_bundle(campaign_dir, out, identity, make_zip=make_zip, strict=strict,
+                                organization=organization, progress=progress)
+    def step(stage: str, done: int = 0, total: int = 0) -> None:
+        if progress is not None:
+            progress(stage, done, total)
+
     target = out
     if make_zip and target.suffix != ".zip":
         raise UsageError(f"with --zip the output must end in .zip (got {out})")
@@ -167,7 +235,9 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
         raise OutputExistsError(f"{target} already exists; choose a new bundle path (nothing is overwritten)")
     with _claim(target):
         step("validating and recomputing")
-        result = check_campaign(campaign_dir)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(_preload_renderer)
+            result = check_campaign(campaign_dir, progress=step)
         decision = result.decision
         bundle_id = make_bundle_id(decision)
         if strict and result.errors:
@@ -177,36 +247,42 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
         try:
             data = tmp / "data"
             data.mkdir()
-            step("copying inputs")
-            _copy_inputs(result, data)
-            decision_bytes = _canonical(decision)
-            (data / "decision.json").write_bytes(decision_bytes)
-            (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
-            step("rendering")
-            evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
-            grid = result.inputs.files["raw_results"]
-            if grid in result.inputs.input_files:
-                evidence.append(Evidence(Path(grid).name, (data / "inputs" / grid).read_bytes(),
-                                         "The raw results grid as submitted", "Source"))
-            if "protocol.json" in result.inputs.input_files:
-                evidence.append(Evidence("protocol.json", (data / "inputs" / "protocol.json").read_bytes(),
-                                         "The pre-registered protocol", "Source"))
-            files = render_note(decision, evidence, signature_status=_signature_status(identity))
+            step("copying inputs and rendering")
+            # Copying and hashing release the GIL: they run beside the rendering, which mostly holds it.
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                copying = pool.submit(_copy_inputs, result, data)
+                decision_bytes = _canonical(decision)
+                (data / "decision.json").write_bytes(decision_bytes)
+                (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings,
+                                                                                 len(result.findings))))
+                files = render_note(decision, _evidence(result, decision_bytes),
+                                    signature_status=_signature_status(identity))
+                sums = copying.result()
             (data / HTML_NAME).write_bytes(files[HTML_NAME])
             step("signing")
             pdf = files[PDF_NAME] if identity is None else sign_pdf(identity, files[PDF_NAME])
             (data / PDF_NAME).write_bytes(pdf)
             step("hashing")
-            _write_tag_files(tmp, decision, bundle_id, identity, org)
+            _write_tag_files(tmp, decision, bundle_id, identity, org, sums)
             if make_zip:
                 partial = target.parent / f".{target.name}.partial"
                 partial.unlink(missing_ok=True)
                 when = datetime.fromisoformat(decision["generated_at"].replace("Z", "+00:00"))
                 _zip_folder(tmp, partial, target.stem, when)
-                os.replace(partial, target)  # the lock guarantees nobody else writes this name
+                try:
+                    os.link(partial, target)  # never replaces a file that appeared meanwhile
+                except FileExistsError:
+                    raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten") from None
+                partial.unlink()
                 shutil.rmtree(tmp)
                 return BuildResult(path=target, pdf=None, bundle_id=bundle_id, check=result, built=True)
-            os.rename(tmp, target)
+            if target.exists() or target.is_symlink():
+                raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten")
+            try:
+                os.rename(tmp, target)
+            except OSError as exc:  # a folder or file that appeared meanwhile: never replaced
+                raise OutputExistsError(f"{target} appeared during the build ({exc.strerror}); nothing is "
+                                        "overwritten") from None
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             (target.parent / f".{target.name}.partial").unlink(missing_ok=True)

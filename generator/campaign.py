@@ -32,7 +32,10 @@ class CampaignFolder:
         pure = PurePosixPath(relative)
         if pure.is_absolute() or re.match(r"^[A-Za-z]:", relative):
             return None
-        candidate = (self.root / pure).resolve(strict=False)
+        try:
+            candidate = (self.root / pure).resolve(strict=False)
+        except (RuntimeError, OSError):  # a symbolic link loop, a name too long: not a usable path
+            return None
         if candidate == self.root or not candidate.is_relative_to(self.root):
             return None
         return candidate
@@ -40,6 +43,14 @@ class CampaignFolder:
     def display(self, relative: str) -> str:
         """How a file is named in findings: its path relative to the campaign folder, with '/'."""
         return str(PurePosixPath(relative))
+
+
+def is_file(path: Path) -> bool:
+    """Whether path is a regular file; a name the file system cannot hold (too long, say) is none."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def open_campaign(path: Path) -> CampaignFolder:

@@ -28,23 +28,10 @@ from typing import Any, Protocol, Sequence
 from generator import __version__, measure
 from generator.errors import EnvironmentProblemError, OutputExistsError, UsageError
 from generator.recompute.metrics import compute_metric, quality_rule_holds
+from generator.resources import load_schema, published_tariffs
 
-GRID_COLUMNS = [
-    "experiment_id", "variant_id", "corpus_revision", "model_revision", "tokenizer_revision", "seed",
-    "gpu_model", "gpu_count", "device", "driver_version", "python_version", "torch_version", "runtime_version",
-    "precision", "batch", "context", "phase", "run_index", "warmup_iterations", "expected_ids", "observed_ids",
-    "ids_match", "format_valid", "quality_metric", "quality_threshold", "quality_tolerance", "quality_value",
-    "corpus_accepted", "elapsed_seconds", "baseline_allocated_bytes", "baseline_reserved_bytes",
-    "peak_allocated_bytes", "peak_reserved_bytes", "duration_days", "lots", "package_total_usd_minor",
-    "accepted_unique_corpora", "notes",
-]
-# The only two prices the seeds publish; no other GPU gets a price here.
-PUBLISHED_TARIFFS = [
-    ["rtx-4090", "GeForce RTX 4090", 7, 11000, 1, "2026-09-24", "published"],
-    ["b200", "B200", 7, 207100, 2, "2026-09-24", "published"],
-]
-TARIFF_HEADER = ["gpu", "model_name", "duration_days", "price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date",
-                 "price_status"]
+# The grid's columns and the published prices have one source each: the schema and the packaged tariffs.
+GRID_COLUMNS: list[str] = load_schema("raw-results-row")["x-csv-columns"]
 WARMUP_TEXTS = 64
 CORPUS_FILE, REFERENCE_FILE = "eval.jsonl", "eval-reference.csv"
 CPU_NOTE = "TEST-ONLY CPU run (--allow-cpu-for-tests): not a GPU measurement, no memory counters"
@@ -268,11 +255,23 @@ def _warmup(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, bat
     return row
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(cell: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula gets a leading apostrophe; numbers stay numbers."""
+    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
+        return "'" + cell
+    return cell
+
+
 def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
+    """Write a new CSV file (never overwriting), with formula-like text cells neutralised."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    # RFC 4180 line ends: the csv module quotes a cell holding a line-end character, a lone CR included.
+    writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([neutralise(c) for c in row] for row in rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("x", encoding="utf-8") as fh:
         fh.write(buf.getvalue())
@@ -416,11 +415,16 @@ def _grid_row(plan: _Plan, config: CampaignConfig, env: dict[str, Any], model: B
     }
 
 
+def _published_tariffs() -> list[dict[str, str]]:
+    """The only two prices the seeds publish (the packaged tariffs); no other GPU gets a price here."""
+    return list(csv.DictReader(io.StringIO(published_tariffs().read_text(encoding="utf-8"))))
+
+
 def _package_total(rental: dict[str, Any]) -> int | None:
     """Price per lot x lots from the published prices only; None (unknown) for any other GPU."""
-    for gpu, _, days, price, _, _, _ in PUBLISHED_TARIFFS:
-        if gpu == rental["gpu"] and days == rental["duration_days"]:
-            return int(price) * int(rental["lots"])
+    for t in _published_tariffs():
+        if t["gpu"] == rental["gpu"] and int(t["duration_days"]) == rental["duration_days"]:
+            return int(t["price_per_lot_usd_minor"]) * int(rental["lots"])
     return None
 
 
@@ -474,7 +478,7 @@ def _execute(plan: _Plan, config: CampaignConfig, torch: Any, env: dict[str, Any
     (tmp / "protocol.json").write_bytes(plan.protocol_bytes)
     write_csv(tmp / files["expected_ids"], ["id"], [[i] for i in plan.ids])
     write_csv(tmp / files["reference"], ["id", "label"], [[i, plan.reference[i]] for i in plan.ids])
-    write_csv(tmp / files["tariffs"], TARIFF_HEADER, PUBLISHED_TARIFFS)
+    (tmp / files["tariffs"]).write_bytes(published_tariffs().read_bytes())
     scratch = Path(tempfile.mkdtemp(prefix="gpu-audit-cold-"))
     rows: list[dict[str, Any]] = []
     try:

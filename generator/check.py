@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from generator import __version__
 from generator.findings import Finding, Severity, count_by_severity, sort_key
-from generator.readers.predictions import read_labels
-from generator.recompute.acceptance import Acceptance, assess_run
+from generator.readers.predictions import ColumnRules, LabelFile, known_ids, read_labels
+from generator import idsets
+from generator.recompute.acceptance import Acceptance, assess_run, assess_run_reference, prepare_truth
 from generator.recompute.decision import recompute
-from generator.validate import CampaignInputs, load_campaign
+from generator.campaign import is_file
+from generator.validate import CampaignInputs, RunFile, load_campaign
 
 CHUNK = 1 << 20
 
@@ -48,11 +53,16 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fingerprints(inputs: CampaignInputs) -> list[dict[str, Any]]:
+def _fingerprints(inputs: CampaignInputs, known: dict[str, tuple[int, str]]) -> list[dict[str, Any]]:
+    """Size and SHA-256 of every input; files already hashed while they were read are not read again."""
     out = []
     for rel in inputs.input_files:
+        if rel in known:
+            size, digest = known[rel]
+            out.append({"path": rel, "bytes": size, "sha256": digest})
+            continue
         path = inputs.folder.resolve(rel)
-        if path is not None and path.is_file():
+        if path is not None and is_file(path):
             out.append({"path": rel, "bytes": path.stat().st_size, "sha256": sha256_file(path)})
     return out
 
@@ -62,33 +72,72 @@ def _campaign_summary(protocol: dict[str, Any]) -> dict[str, Any]:
                                      "classes", "timer")} | {"notes": protocol.get("notes", "")}
 
 
-def check_campaign(path: Path) -> CheckResult:
-    """Validate the campaign folder and recompute every claim from the evidence."""
-    inputs = load_campaign(path)
+def check_campaign(path: Path, *, fast: bool = True,
+                   progress: Callable[[str, int, int], None] | None = None) -> CheckResult:
+    """Validate the campaign folder and recompute every claim from the evidence.
+
+    Prediction files are read one at a time (never all in memory); `fast=False` uses the straightforward
+    row-by-row readers and set arithmetic instead, which must give the same findings.
+    """
+    inputs = load_campaign(path, fast=fast)
     findings = list(inputs.findings)
     protocol = inputs.protocol
     acceptances: dict[int, Acceptance] = {}
-    expected = [r["id"] for r in inputs.expected.rows if r.get("id")] if inputs.expected else []
-    reference = dict(zip(inputs.reference.ids, inputs.reference.labels)) if inputs.reference else {}
-    for run in inputs.run_files:
-        labels = None
-        if run.exists and run.path is not None:
-            labels = read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING)
-            findings.extend(labels.problems)
-        if protocol and expected and run.path is not None:
-            acceptances[run.row_index] = assess_run(expected, reference, labels, protocol)
+    hashed: dict[str, tuple[int, str]] = {}
+    for lf, rel in ((inputs.expected, inputs.files["expected_ids"]), (inputs.reference, inputs.files["reference"])):
+        if lf is not None and lf.sha256 is not None and lf.size is not None:
+            hashed[rel] = (lf.size, lf.sha256)
+    truth = None
+    # Acceptance is recomputed only against a sound truth: distinct expected IDs, each labelled exactly once.
+    # A window that cannot be placed on a timeline leaves nothing to decide either.
+    timeline = not any(f.code in {"unknown-timezone", "window-out-of-range"} for f in inputs.findings)
+    ready = bool(protocol and inputs.expected is not None and inputs.reference is not None and timeline
+                 and inputs.expected.readable and inputs.expected_distinct and inputs.reference_matches)
+    if ready and fast:
+        truth = prepare_truth(inputs.expected.ids, inputs.expected_distinct, inputs.reference.ids,  # type: ignore[union-attr]
+                              inputs.reference.labels, sorted(protocol["classes"]))  # type: ignore[union-attr, index]
+    elif ready:
+        expected_list = list(idsets.as_array(inputs.expected.ids).to_pylist())  # type: ignore[union-attr]
+        reference_map = dict(zip(idsets.as_array(inputs.reference.ids).to_pylist(),  # type: ignore[union-attr]
+                                 idsets.as_array(inputs.reference.labels).to_pylist()))  # type: ignore[union-attr]
+    known = None
+    if fast and inputs.expected is not None:
+        known = known_ids(inputs.expected, ColumnRules.from_schema("labels-row", inputs.classes))
+    def read(run: RunFile) -> LabelFile | None:
+        if not (run.exists and run.path is not None):
+            return None
+        return read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING, fast=fast, known=known)
+
+    # One file read ahead on a second thread (hashing and parsing release the GIL); at most two in memory.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # Each read runs in a copy of this context, so the command's limits (a context variable) apply there too.
+        pending = deque(pool.submit(contextvars.copy_context().run, read, run) for run in inputs.run_files[:1])
+        for i, run in enumerate(inputs.run_files):
+            if progress is not None:
+                progress("recomputing prediction files", i, len(inputs.run_files))
+            labels = pending.popleft().result()
+            if i + 1 < len(inputs.run_files):
+                pending.append(pool.submit(contextvars.copy_context().run, read, inputs.run_files[i + 1]))
+            if labels is not None:
+                findings.extend(labels.problems)
+                if labels.sha256 is not None and labels.size is not None:
+                    hashed[run.relpath] = (labels.size, labels.sha256)
+            if ready and run.path is not None:
+                acceptances[run.row_index] = (assess_run(truth, labels, protocol) if fast  # type: ignore[arg-type]
+                                              else assess_run_reference(expected_list, reference_map, labels,  # type: ignore[arg-type]
+                                                                        protocol))
+            del labels
     decision: dict[str, Any] = {
         "schema_version": "1",
         "tool": {"name": "gpu-audit", "version": __version__},
         "generated_at": decision_time(),
         "campaign": _campaign_summary(protocol) if protocol else None,
         "rule": protocol["quality"] if protocol else None,
-        "inputs": _fingerprints(inputs),
+        "inputs": _fingerprints(inputs, hashed),
     }
-    usable = protocol is not None and inputs.grid is not None and expected and reference
-    if usable:
+    if ready and inputs.grid is not None:
         measurements = {f: d.data for f, d in inputs.measurements.items() if d.ok}
-        body, more = recompute(protocol, inputs.grid.file, inputs.grid.rows, inputs.grid.lines, acceptances,  # type: ignore[arg-type, union-attr]
+        body, more = recompute(protocol, inputs.grid.file, inputs.grid.rows, inputs.grid.lines, acceptances,  # type: ignore[arg-type]
                                measurements, inputs.tariffs.rows if inputs.tariffs else [],
                                inputs.tariffs.file if inputs.tariffs else inputs.files["tariffs"])
         findings.extend(more)

@@ -13,8 +13,53 @@ from typing import Any, Callable, Sequence
 
 from generator import __version__
 from generator.errors import AuditError, UsageError
+from generator.limits import DEFAULT as DEFAULT_LIMITS, GiB, KiB, Limits, MiB, applied
 
 Handler = Callable[[argparse.Namespace], int]
+
+# The documented limits each command takes (README, "Limits and hostile input"); --max-findings is separate.
+CAMPAIGN_LIMITS = ("max_file_bytes", "max_json_depth")
+BUNDLE_LIMITS = ("max_file_bytes", "max_json_depth", "max_bundle_bytes", "max_zip_entries", "max_zip_ratio")
+_UNITS = {"": 1, "k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB}
+
+
+def _positive_amount(text: str) -> int:
+    """A positive whole number, optionally with a binary unit: 4096, 64KiB, 512M, 2GiB."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]{1,19})\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _UNITS or int(m.group(1)) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number (units K, M, G accepted)")
+    return int(m.group(1)) * _UNITS[unit]
+
+
+def _add_limits(p: argparse.ArgumentParser, names: Sequence[str]) -> None:
+    helps = {
+        "max_file_bytes": "largest input file read whole, in bytes (K, M, G units; default 2G)",
+        "max_json_depth": "deepest JSON nesting accepted (default 64)",
+        "max_bundle_bytes": "largest total uncompressed size of a bundle zip (default 8G)",
+        "max_zip_entries": "most entries in a bundle zip (default 200000)",
+        "max_zip_ratio": "highest compression ratio of a zip entry over 1 MiB (default 200)",
+    }
+    for name in names:
+        flag = "--" + name.replace("_", "-")
+        p.add_argument(flag, type=_positive_amount, default=getattr(DEFAULT_LIMITS, name), metavar="N",
+                       help=helps[name])
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    """The limits the command line asks for: each --max-... option given, else its default."""
+    values = {name: getattr(args, name) for name in DEFAULT_LIMITS.__dataclass_fields__ if hasattr(args, name)}
+    try:
+        return Limits(**values)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _printable(text: str) -> str:
+    """Text that any UTF-8 stream can print: a lone surrogate (an odd file name) is shown escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -172,15 +217,36 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress_bar() -> Callable[[str, int, int], None]:
+    """A one-line progress bar per stage on stderr (only used when stderr is a terminal)."""
+    state = {"stage": ""}
+
+    def show(stage: str, done: int, total: int) -> None:
+        if stage != state["stage"] and state["stage"]:
+            sys.stderr.write("\n")
+        state["stage"] = stage
+        if total:
+            filled = int(30 * done / total)
+            sys.stderr.write(f"\r{stage:<32} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
+        else:
+            sys.stderr.write(f"\r{stage}...")
+        sys.stderr.flush()
+
+    return show
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     from generator.bundle import build_bundle
     from generator.report import format_decision, format_findings
 
     identity = _identity(args)
     show = (not args.quiet) and sys.stderr.isatty()
-    progress = (lambda stage: print(f"gpu-audit: {stage}...", file=sys.stderr)) if show else None
+    progress = _progress_bar() if show else None
     result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
-                          strict=args.strict, organization=args.organization, progress=progress)
+                          strict=args.strict, organization=args.organization, progress=progress,
+                          limits=_limits(args))
+    if show:
+        sys.stderr.write("\n")
     errors = result.check.errors
     if not result.built:
         print(format_findings(errors, subject=args.campaign_dir, max_findings=args.max_findings))
@@ -200,10 +266,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from generator.verify import load_trust, verify_bundle
 
+    if args.max_findings < 1:
+        raise UsageError("--max-findings must be at least 1")
     trust = load_trust(Path(args.trust)) if args.trust else None
-    report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned)
+    report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned, limits=_limits(args))
     for problem in report.problems[: args.max_findings]:
-        print(problem)
+        print(_printable(str(problem)))
     if len(report.problems) > args.max_findings:
         print(f"... and {len(report.problems) - args.max_findings} more problems")
     if report.ok:
@@ -235,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.add_argument("--max-findings", type=int, default=200, metavar="N",
                    help="list at most N findings, then count the rest (default 200)")
+    _add_limits(p, CAMPAIGN_LIMITS)
     p.set_defaults(handler=_cmd_validate)
 
     p = sub.add_parser(
@@ -249,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DECISION_JSON", help="write decision.json to this new file")
     p.add_argument("--max-findings", type=int, default=200, metavar="N",
                    help="list at most N findings, then count the rest (default 200)")
+    _add_limits(p, CAMPAIGN_LIMITS)
     p.set_defaults(handler=_cmd_check)
 
     p = sub.add_parser(
@@ -311,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--organization", metavar="NAME", help="bag-info Source-Organization (default: the signer)")
     p.add_argument("--quiet", action="store_true", help="print only where the bundle is; no progress")
     p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N findings")
+    _add_limits(p, CAMPAIGN_LIMITS)
     p.set_defaults(handler=_cmd_build)
 
     p = sub.add_parser(
@@ -325,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trust", metavar="CERT.pem", help="the certificate the signer must be (or be issued by)")
     p.add_argument("--allow-unsigned", action="store_true", help="accept a bundle built with --unsigned")
     p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N problems")
+    _add_limits(p, BUNDLE_LIMITS)
     p.set_defaults(handler=_cmd_verify)
 
     from generator import campaign_cli, measure_cli
@@ -344,9 +416,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        with applied(_limits(args)):
+            return handler(args)
     except AuditError as exc:
-        print(f"gpu-audit: error: {exc}", file=sys.stderr)
+        print(_printable(f"gpu-audit: error: {exc}"), file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
         print("gpu-audit: interrupted", file=sys.stderr)

@@ -34,3 +34,7 @@ class EnvironmentProblemError(AuditError):
 
 class LimitExceededError(AuditError):
     """An input exceeds a documented limit (size, nesting); the message names the option that raises it."""
+
+
+class SecretInInputError(AuditError):
+    """An input holds a private key: it is never read as evidence, printed, nor copied into a bundle."""

@@ -112,9 +112,12 @@ def format_decision(decision: dict[str, Any]) -> str:
 
 
 def _usd_decimal(cents: str) -> str:
+    """A cents amount held as a decimal string (a cost per result) in USD."""
     from decimal import Decimal
 
-    return f"{Decimal(cents) / 100:.2f} USD"
+    from generator.recompute.cost import usd
+
+    return f"{usd(Decimal(cents))} USD"
 
 
 def format_quote(q: dict[str, Any]) -> str:

@@ -21,6 +21,8 @@ from generator.errors import OutputExistsError, UsageError
 
 KEY_NAME = "signer-key.pem"
 CERT_NAME = "signer.pem"
+KEY_PASSPHRASE_ENV = "GPU_AUDIT_KEY_PASSPHRASE"
+PKCS12_PASSPHRASE_ENV = "GPU_AUDIT_PKCS12_PASSPHRASE"
 SIGNATURE_FIELD = "GpuAuditSignature"
 
 
@@ -60,12 +62,22 @@ def load_pem_identity(key_path: Path, cert_path: Path, passphrase: bytes | None 
         key_data, cert_data = key_path.read_bytes(), cert_path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read the signing key or certificate: {exc.filename}: {exc.strerror}") from None
+    encrypted = b"ENCRYPTED" in key_data or b"Proc-Type: 4,ENCRYPTED" in key_data
     try:
         key = serialization.load_pem_private_key(key_data, password=passphrase)
     except TypeError:
-        raise UsageError(f"{key_path} is encrypted: give its passphrase") from None
+        if passphrase is None:
+            raise UsageError(f"{key_path} is encrypted: give its passphrase in ${KEY_PASSPHRASE_ENV}") from None
+        raise UsageError(f"{key_path} is not encrypted, but a passphrase was given: unset ${KEY_PASSPHRASE_ENV}"
+                         ) from None
     except ValueError:
-        raise UsageError(f"{key_path}: not a PEM private key, or the passphrase is wrong") from None
+        if encrypted and passphrase is not None:
+            raise UsageError(f"{key_path}: wrong passphrase (from ${KEY_PASSPHRASE_ENV}) for this encrypted key"
+                             ) from None
+        raise UsageError(f"{key_path}: not a PEM private key (or a damaged one); give the key `gpu-audit keygen` "
+                         "wrote, or its PKCS#12 file with --pkcs12") from None
+    except Exception as exc:  # cryptography raises other types on some malformed keys (e.g. unsupported ones)
+        raise UsageError(f"{key_path}: cannot be loaded as a PEM private key ({type(exc).__name__})") from None
     try:
         cert = x509.load_pem_x509_certificate(cert_data)
     except ValueError:
@@ -82,15 +94,27 @@ def load_pkcs12_identity(path: Path, passphrase: bytes | None) -> Identity:
     try:
         key, cert, _ = pkcs12.load_key_and_certificates(data, passphrase)
     except ValueError:
-        raise UsageError(f"{path}: wrong passphrase, or not a PKCS#12 file") from None
+        source = f"from ${PKCS12_PASSPHRASE_ENV} or the prompt" if passphrase is not None else \
+            f"none given: set ${PKCS12_PASSPHRASE_ENV}"
+        raise UsageError(f"{path}: wrong passphrase ({source}), or not a PKCS#12 file") from None
+    except Exception as exc:  # malformed or unsupported PKCS#12 content
+        raise UsageError(f"{path}: cannot be loaded as PKCS#12 ({type(exc).__name__})") from None
     if key is None or cert is None:
         raise UsageError(f"{path} holds no private key with its certificate")
     return _check_key(key, cert, str(path))
 
 
 def _write_exclusive(path: Path, data: bytes, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    """Create `path` with `mode` from the start (never a window with wider rights); an existing name, even a
+    dangling symbolic link, is refused."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+    except FileExistsError:
+        raise OutputExistsError(f"{path} already exists; keys are never overwritten (choose another folder)") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path} ({exc.strerror})") from None
     with os.fdopen(fd, "wb") as fh:
+        os.fchmod(fh.fileno(), mode)  # whatever the umask
         fh.write(data)
 
 
@@ -98,9 +122,12 @@ def keygen(directory: Path, name: str, now: dt.datetime | None = None) -> tuple[
     """Write a new P-256 key (mode 0600) and a self-signed certificate; existing files are refused."""
     key_path, cert_path = directory / KEY_NAME, directory / CERT_NAME
     for p in (key_path, cert_path):
-        if p.exists():
+        if p.exists() or p.is_symlink():
             raise OutputExistsError(f"{p} already exists; keys are never overwritten (choose another folder)")
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the folder {directory} ({exc.strerror})") from None
     now = now or dt.datetime.now(dt.timezone.utc)
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name), x509.NameAttribute(NameOID.ORGANIZATION_NAME, name)])

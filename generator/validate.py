@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import zoneinfo
+from datetime import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.campaign import DEFAULT_FILES, PROTOCOL_FILE, CampaignFolder, open_campaign, prediction_path
+from generator.campaign import DEFAULT_FILES, PROTOCOL_FILE, CampaignFolder, is_file, open_campaign, prediction_path
 from generator.findings import Finding, Severity, sort_key
 from generator.readers.csvtable import Table, read_table
 from generator.readers.grid import row_key, row_outcome
 from generator.readers.jsondoc import Document, read_document
-from generator.readers.predictions import LabelFile, read_labels
+from generator import idsets
+from generator.errors import UsageError
+from generator.recompute import cost
+from generator.readers.predictions import FIRST_FEW, LabelFile, read_ids, read_labels
 
 E = Severity.ERROR
 
@@ -34,8 +38,10 @@ class CampaignInputs:
     folder: CampaignFolder
     protocol: dict[str, Any] | None
     files: dict[str, str]
-    expected: Table | None = None
+    expected: LabelFile | None = None
+    expected_distinct: bool = False
     reference: LabelFile | None = None
+    reference_matches: bool = False  # the reference labels exactly the expected IDs, in a valid format
     grid: Table | None = None
     tariffs: Table | None = None
     measurements: dict[str, Document] = field(default_factory=dict)
@@ -75,7 +81,7 @@ def _locate(folder: CampaignFolder, relpath: str, role: str, findings: list[Find
                                  value=relpath, rule="paths stay inside the campaign folder",
                                  fix="use a relative path inside the campaign folder, without '..' or links out"))
         return None
-    if not path.is_file():
+    if not is_file(path):
         findings.append(_finding("missing-file", relpath, f"{role} file is missing", value=relpath,
                                  rule=f"{role} file named by {owner}", fix=f"add {relpath} or correct the path"))
         return None
@@ -105,6 +111,12 @@ def _check_protocol(protocol: dict[str, Any], file: str, out: list[Finding]) -> 
                                 "the experiment's fixed corpus_revision differs from corpus.revision",
                                 field=f"{where}/fixed/corpus_revision", value=exp["fixed"]["corpus_revision"],
                                 rule="one registered corpus", fix="use the corpus revision registered above"))
+    try:
+        datetime.fromisoformat(protocol["registered_at"].replace("Z", "+00:00"))
+    except ValueError:
+        out.append(_finding("window-out-of-range", file, f"registered_at {protocol['registered_at']!r} is not a real "
+                            "date and time", field="/registered_at", value=protocol["registered_at"],
+                            rule="ISO 8601 with offset", fix="write it as YYYY-MM-DDTHH:MM:SS+HH:MM"))
     window = protocol["window"]
     try:
         zoneinfo.ZoneInfo(window["timezone"])
@@ -112,47 +124,55 @@ def _check_protocol(protocol: dict[str, Any], file: str, out: list[Finding]) -> 
         out.append(_finding("unknown-timezone", file, f"{window['timezone']!r} is not an IANA time zone",
                             field="/window/timezone", value=window["timezone"], rule="IANA time zone database",
                             fix="use a name such as Europe/Paris or UTC"))
+    else:
+        for where, value in (("/window/start", window["start"]), ("/window/end", window["end"]),
+                             ("/deadline", protocol["deadline"])):
+            try:
+                cost.window_hours(value, value, window["timezone"])
+            except UsageError:
+                out.append(_finding("window-out-of-range", file, f"{value!r} cannot be placed on the timeline of "
+                                    f"{window['timezone']}", field=where, value=value,
+                                    rule="a real local date-time", fix="write a real date as YYYY-MM-DDTHH:MM"))
     if window["end"] <= window["start"]:
         out.append(_finding("empty-window", file, "the campaign window ends before it starts",
                             field="/window/end", value=window["end"], fix="correct the window's start and end"))
 
 
-def _check_expected(table: Table, size: int | None, out: list[Finding]) -> None:
-    seen: dict[str, int] = {}
-    for row, line in zip(table.rows, table.lines):
-        ident = row.get("id")
-        if not isinstance(ident, str):
-            continue
-        if ident in seen:
-            out.append(_finding("duplicate-expected-id", table.file, f"ID {ident!r} already listed on line {seen[ident]}",
-                                line=line, field="id", value=ident, rule="each expected ID exactly once",
-                                fix="remove the duplicate line"))
-        else:
-            seen[ident] = line
-    if size is not None and len(seen) != size:
-        out.append(_finding("corpus-size-mismatch", table.file,
-                            f"{len(seen)} distinct expected IDs where the protocol registers {size}",
-                            value=len(seen), rule=f"corpus.size = {size}", fix="list every expected ID once"))
+def _check_expected(ids: LabelFile, size: int | None, out: list[Finding]) -> bool:
+    """Every expected ID exactly once, as many as registered; returns whether they are all distinct."""
+    out.extend(ids.problems)
+    arr = idsets.as_array(ids.ids)
+    repeated = idsets.repeated_rows(arr)
+    if repeated:
+        first = ", ".join(f"line {ids.line_of(i)}: {arr[i].as_py()[:40]!r}" for i in repeated[:FIRST_FEW])
+        out.append(_finding("duplicate-expected-id", ids.file, f"{len(repeated)} repeated IDs (first: {first})",
+                            line=ids.line_of(repeated[0]), value=len(repeated), rule="each expected ID exactly once",
+                            fix="remove the repeated lines"))
+    distinct = len(arr) - len(repeated)
+    if size is not None and distinct != size:
+        out.append(_finding("corpus-size-mismatch", ids.file,
+                            f"{distinct} distinct expected IDs where the protocol registers {size}",
+                            value=distinct, rule=f"corpus.size = {size}", fix="list every expected ID once"))
+    return not repeated
 
 
-def _check_reference(ref: LabelFile, expected_ids: list[str], out: list[Finding]) -> None:
+def _check_reference(ref: LabelFile, expected: LabelFile, expected_distinct: bool, out: list[Finding]) -> bool:
+    """The reference labels every expected ID exactly once, and nothing else; returns whether it does."""
     out.extend(ref.problems)
-    expected = set(expected_ids)
-    seen: set[str] = set()
-    dups = [(ln, i) for i, ln in zip(ref.ids, ref.lines) if i in seen or seen.add(i)]  # type: ignore[func-returns-value]
-    missing = [i for i in expected_ids if i not in seen]
-    extra = [(ln, i) for i, ln in zip(ref.ids, ref.lines) if i not in expected]
-    if dups:
-        out.append(_finding("reference-duplicate-id", ref.file, f"{len(dups)} IDs labelled twice (first: {dups[0][1]!r})",
-                            line=dups[0][0], value=len(dups), fix="keep one checked label per ID"))
-    if missing:
-        out.append(_finding("reference-missing-id", ref.file, f"{len(missing)} expected IDs have no reference label "
-                            f"(first: {', '.join(map(repr, missing[:5]))})", value=len(missing),
+    cmp = idsets.compare(idsets.as_array(expected.ids), idsets.as_array(ref.ids), expected_distinct)
+    if cmp.duplicates:
+        out.append(_finding("reference-duplicate-id", ref.file, f"{cmp.duplicates} IDs labelled more than once "
+                            f"(first: {', '.join(map(repr, cmp.first_duplicates))})", value=cmp.duplicates,
+                            fix="keep one checked label per ID"))
+    if cmp.missing:
+        out.append(_finding("reference-missing-id", ref.file, f"{cmp.missing} expected IDs have no reference label "
+                            f"(first: {', '.join(map(repr, cmp.first_missing))})", value=cmp.missing,
                             fix="label every expected ID"))
-    if extra:
-        out.append(_finding("reference-extra-id", ref.file, f"{len(extra)} labelled IDs are not expected "
-                            f"(first: {extra[0][1]!r})", line=extra[0][0], value=len(extra),
+    if cmp.extra:
+        out.append(_finding("reference-extra-id", ref.file, f"{cmp.extra} labelled IDs are not expected "
+                            f"(first: {', '.join(map(repr, cmp.first_extra))})", value=cmp.extra,
                             fix="remove IDs that are not in the expected IDs"))
+    return cmp.match and ref.format_valid
 
 
 def _check_grid_rows(inputs: CampaignInputs, out: list[Finding]) -> None:
@@ -208,7 +228,7 @@ def _check_grid_rows(inputs: CampaignInputs, out: list[Finding]) -> None:
                                 fix="use identifiers of letters, digits, '.', '_' and '-'; no links out"))
             inputs.run_files.append(RunFile(index, rel, None, False))
             continue
-        exists = path.is_file()
+        exists = is_file(path)
         inputs.run_files.append(RunFile(index, rel, path, exists))
         if exists:
             inputs.input_files.append(rel)
@@ -231,40 +251,38 @@ def _check_tariffs(table: Table, out: list[Finding]) -> None:
         seen[key] = line  # type: ignore[index]
 
 
-def load_campaign(path: Path) -> CampaignInputs:
+def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     """Load and validate every input of a campaign folder; findings are collected, never raised."""
     folder = open_campaign(path)
     out: list[Finding] = []
     protocol: dict[str, Any] | None = None
-    proto_path = folder.root / PROTOCOL_FILE
-    if proto_path.is_file():
+    proto_path = _locate(folder, PROTOCOL_FILE, "protocol", out, "the campaign folder")
+    if proto_path is not None:
         doc = read_document(proto_path, PROTOCOL_FILE, "protocol")
         out.extend(doc.findings)
         if doc.ok:
             protocol = doc.data
             _check_protocol(protocol, PROTOCOL_FILE, out)
-    else:
-        out.append(_finding("missing-file", PROTOCOL_FILE, "the campaign has no protocol.json",
-                            rule="every campaign registers its protocol", fix="write protocol.json (see README)"))
     files = dict(DEFAULT_FILES)
     if protocol:
         files.update(protocol["files"])
     inputs = CampaignInputs(folder=folder, protocol=protocol, files=files, findings=out)
-    if proto_path.is_file():
+    if proto_path is not None:
         inputs.input_files.append(PROTOCOL_FILE)
 
     p = _locate(folder, files["expected_ids"], "expected IDs", out, PROTOCOL_FILE)
     if p:
         inputs.input_files.append(files["expected_ids"])
-        inputs.expected = read_table(p, files["expected_ids"], "expected-ids-row")
-        out.extend(inputs.expected.findings)
-        _check_expected(inputs.expected, protocol["corpus"]["size"] if protocol else None, out)
+        inputs.expected = read_ids(p, files["expected_ids"], fast=fast)
+        inputs.expected_distinct = _check_expected(inputs.expected, protocol["corpus"]["size"] if protocol else None,
+                                                   out)
     p = _locate(folder, files["reference"], "reference", out, PROTOCOL_FILE)
     if p:
         inputs.input_files.append(files["reference"])
-        inputs.reference = read_labels(p, files["reference"], inputs.classes, E)
+        inputs.reference = read_labels(p, files["reference"], inputs.classes, E, fast=fast)
         if inputs.expected is not None:
-            _check_reference(inputs.reference, [r["id"] for r in inputs.expected.rows if r.get("id")], out)
+            inputs.reference_matches = _check_reference(inputs.reference, inputs.expected, inputs.expected_distinct,
+                                                        out)
         else:
             out.extend(inputs.reference.problems)
     p = _locate(folder, files["tariffs"], "tariffs", out, PROTOCOL_FILE)
@@ -293,12 +311,12 @@ def load_campaign(path: Path) -> CampaignInputs:
     return inputs
 
 
-def validate_campaign(path: Path) -> ValidationResult:
+def validate_campaign(path: Path, *, fast: bool = True) -> ValidationResult:
     """`gpu-audit validate`: every file parsed and checked; prediction formats checked against the classes."""
-    inputs = load_campaign(path)
+    inputs = load_campaign(path, fast=fast)
     findings = list(inputs.findings)
     for run in inputs.run_files:
         if run.exists and run.path is not None:
-            labels = read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING)
+            labels = read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING, fast=fast)
             findings.extend(labels.problems)
     return ValidationResult(inputs=inputs, findings=sorted(findings, key=sort_key))

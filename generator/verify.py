@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,8 +13,9 @@ from cryptography import x509
 from generator.bagit_format import PAYLOAD_ALGORITHMS, TAG_ALGORITHM, digests, parse_bag_info, parse_manifest
 from generator.bundle import MANIFEST, MANIFEST_SIG
 from generator.errors import UsageError
+from generator.limits import Limits, limit_message, resolve
+from generator.readers.jsondoc import parse_document
 from generator.render.note import PDF_NAME
-from generator.schemacheck import validate_document
 from generator.signing import CERT_NAME, cert_fingerprint, check_pdf_signature, verify_bytes
 from generator import zipsafe
 
@@ -51,7 +53,11 @@ class Report:
 
 
 def _files(root: Path) -> tuple[set[str], list[str]]:
-    """Plain files under root (relative, '/'), and anything that is not a plain file."""
+    """Plain files under root (relative, '/'), and anything that is not a plain file or a folder.
+
+    Symbolic links are listed as odd and never followed (rglob does not descend into them), so every
+    file the verification reads or hashes lies inside the bundle.
+    """
     files, odd = set(), []
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
@@ -59,41 +65,84 @@ def _files(root: Path) -> tuple[set[str], list[str]]:
             odd.append(rel)
         elif p.is_file():
             files.add(rel)
+        elif not p.is_dir():
+            odd.append(rel)
     return files, odd
 
 
-def _check_manifest_file(root: Path, name: str, algorithm: str, wanted: set[str], report: Report) -> None:
-    path = root / name
-    if not path.is_file():
-        report.problems.append(Problem("missing-file", name, "manifest is missing"))
+@dataclass
+class _Bag:
+    """The bundle being verified: its root, its plain files, and the limits on what is read whole."""
+
+    root: Path
+    files: set[str]
+    limits: Limits
+
+
+def _read(bag: _Bag, rel: str, report: Report) -> bytes | None:
+    """A small file of the bundle read whole; None when it is absent, not a plain file, too large or unreadable.
+
+    Absence is left to the caller to report; the other cases are reported here.
+    """
+    if rel not in bag.files:
+        return None
+    path = bag.root / rel
+    try:
+        size = path.stat().st_size
+        if size > bag.limits.max_file_bytes:
+            report.problems.append(Problem("too-large", rel, limit_message("max_file_bytes", bag.limits,
+                                                                           f"its size, {size} bytes,")))
+            return None
+        with path.open("rb") as fh:
+            return fh.read(bag.limits.max_file_bytes + 1)
+    except OSError as exc:
+        report.problems.append(Problem("unreadable", rel, f"cannot be read ({exc.strerror})"))
+        return None
+
+
+def _digest(path: Path, algorithm: str, rel: str, report: Report) -> str | None:
+    try:
+        return digests(path, (algorithm,))[algorithm]
+    except OSError as exc:
+        report.problems.append(Problem("unreadable", rel, f"cannot be read ({exc.strerror})"))
+        return None
+
+
+def _check_manifest_file(bag: _Bag, name: str, algorithm: str, wanted: set[str], report: Report) -> None:
+    root = bag.root
+    raw = _read(bag, name, report)
+    if raw is None:
+        if name not in bag.files:
+            report.problems.append(Problem("missing-file", name, "manifest is missing"))
         return
-    entries, bad = parse_manifest(path.read_text(encoding="utf-8", errors="replace"))
+    entries, bad = parse_manifest(raw.decode("utf-8", errors="replace"))
     for line in bad[:5]:
         report.problems.append(Problem("bad-manifest-line", name, f"unreadable line {line[:60]!r}"))
     for rel in sorted(wanted - set(entries)):
         report.problems.append(Problem("unexpected-file", rel, f"file is not listed in {name}"))
     for rel, digest in sorted(entries.items()):
         target = root / rel
-        if not target.is_file() or rel not in wanted:
+        if rel not in wanted or not target.is_file():  # a listed path is never looked up outside the bag
             report.problems.append(Problem("missing-file", rel, f"listed in {name} but absent"))
             continue
-        found = digests(target, (algorithm,))[algorithm]
-        if found != digest:
+        found = _digest(target, algorithm, rel, report)
+        if found is not None and found != digest:
             report.problems.append(Problem("checksum-mismatch", rel, f"{algorithm} checksum mismatch", digest, found))
 
 
-def _check_bag(root: Path, files: set[str], report: Report) -> set[str]:
-    bagit = root / "bagit.txt"
-    first = bagit.read_text(encoding="utf-8", errors="replace").splitlines()[:1] if bagit.is_file() else []
+def _check_bag(bag: _Bag, report: Report) -> set[str]:
+    root, files = bag.root, bag.files
+    bagit = _read(bag, "bagit.txt", report)
+    first = bagit.decode("utf-8", errors="replace").splitlines()[:1] if bagit is not None else []
     if first != ["BagIt-Version: 1.0"]:
         report.problems.append(Problem("not-a-bag", "bagit.txt", "missing or not BagIt-Version 1.0"))
     payload = {f for f in files if f.startswith("data/")}
     for alg in PAYLOAD_ALGORITHMS:
-        _check_manifest_file(root, f"manifest-{alg}.txt", alg, payload, report)
+        _check_manifest_file(bag, f"manifest-{alg}.txt", alg, payload, report)
     tags = {f for f in files if not f.startswith("data/") and not f.startswith("tagmanifest-")}
-    _check_manifest_file(root, f"tagmanifest-{TAG_ALGORITHM}.txt", TAG_ALGORITHM, tags, report)
-    info = parse_bag_info((root / "bag-info.txt").read_text(encoding="utf-8", errors="replace")) \
-        if (root / "bag-info.txt").is_file() else {}
+    _check_manifest_file(bag, f"tagmanifest-{TAG_ALGORITHM}.txt", TAG_ALGORITHM, tags, report)
+    info_bytes = _read(bag, "bag-info.txt", report)
+    info = parse_bag_info(info_bytes.decode("utf-8", errors="replace")) if info_bytes is not None else {}
     oxum = f"{sum((root / f).stat().st_size for f in payload)}.{len(payload)}"
     if info.get("Payload-Oxum") != oxum:
         report.problems.append(Problem("oxum-mismatch", "bag-info.txt", "Payload-Oxum does not match the payload",
@@ -102,20 +151,34 @@ def _check_bag(root: Path, files: set[str], report: Report) -> set[str]:
     return payload
 
 
-def _check_manifest_json(root: Path, payload: set[str], report: Report) -> dict | None:  # type: ignore[type-arg]
-    path = root / MANIFEST
-    if not path.is_file():
-        report.problems.append(Problem("missing-file", MANIFEST, "MANIFEST.json is missing"))
+def _check_manifest_json(bag: _Bag, payload: set[str], report: Report) -> dict | None:  # type: ignore[type-arg]
+    root = bag.root
+    raw = _read(bag, MANIFEST, report)
+    if raw is None:
+        if MANIFEST not in bag.files:
+            report.problems.append(Problem("missing-file", MANIFEST, "MANIFEST.json is missing"))
         return None
     try:
-        manifest = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         report.problems.append(Problem("bad-manifest", MANIFEST, f"not valid JSON: {exc}"))
         return None
-    schema_problems = validate_document("manifest", manifest, file=MANIFEST)
-    if schema_problems:
-        for f in schema_problems[:5]:
-            report.problems.append(Problem("bad-manifest", MANIFEST, f"{f.field}: {f.message}"))
+    # The campaign's strict reader: duplicate keys, NaN, numbers beyond a float, lone surrogates and nesting
+    # deeper than --max-json-depth are problems, never exceptions.
+    doc = parse_document(text, MANIFEST, "manifest", bag.limits)
+    if doc.findings:
+        for f in doc.findings[:5]:
+            if f.code == "schema-violation":
+                report.problems.append(Problem("bad-manifest", MANIFEST, f"{f.field}: {f.message}"))
+            else:
+                report.problems.append(Problem("bad-manifest", MANIFEST, f"not valid JSON: {f.message} ({f.rule})"))
+        return None
+    manifest = doc.data
+    if manifest["signed"] and manifest["signer"] is None:
+        report.problems.append(Problem("bad-manifest", MANIFEST, "signed is true but signer is null"))
+        return None
+    if not manifest["signed"] and manifest["signer"] is not None:
+        report.problems.append(Problem("bad-manifest", MANIFEST, "signed is false but a signer is named"))
         return None
     report.bundle_id = manifest["bundle_id"]
     listed = {f["path"]: f for f in manifest["files"]}
@@ -130,24 +193,26 @@ def _check_manifest_json(root: Path, payload: set[str], report: Report) -> dict 
         if size != entry["bytes"]:
             report.problems.append(Problem("size-mismatch", rel, "size differs from MANIFEST.json",
                                            str(entry["bytes"]), str(size)))
-        found = digests(target, ("sha256",))["sha256"]
-        if found != entry["sha256"]:
+        found = _digest(target, "sha256", rel, report)
+        if found is not None and found != entry["sha256"]:
             report.problems.append(Problem("checksum-mismatch", rel, "sha256 differs from MANIFEST.json",
                                            entry["sha256"], found))
     return manifest
 
 
-def _check_signatures(root: Path, manifest: dict, trust: x509.Certificate | None, allow_unsigned: bool,  # type: ignore[type-arg]
+def _check_signatures(bag: _Bag, manifest: dict, trust: x509.Certificate | None, allow_unsigned: bool,  # type: ignore[type-arg]
                       report: Report) -> None:
     if not manifest["signed"]:
         report.signer = None
         if not allow_unsigned:
             report.problems.append(Problem("unsigned", MANIFEST, "the bundle is unsigned (built with --unsigned)"))
         return
-    cert_path = root / CERT_NAME
+    cert_bytes = _read(bag, CERT_NAME, report)
     try:
-        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
-    except (OSError, ValueError):
+        if cert_bytes is None:
+            raise ValueError("missing")
+        cert = x509.load_pem_x509_certificate(cert_bytes)
+    except ValueError:
         report.problems.append(Problem("bad-certificate", CERT_NAME, "signer certificate missing or unreadable"))
         return
     fingerprint = cert_fingerprint(cert)
@@ -155,13 +220,14 @@ def _check_signatures(root: Path, manifest: dict, trust: x509.Certificate | None
     if fingerprint != manifest["signer"]["certificate_sha256"]:
         report.problems.append(Problem("signer-mismatch", CERT_NAME, "certificate differs from the one MANIFEST.json "
                                        "names", manifest["signer"]["certificate_sha256"], fingerprint))
-    sig_path = root / MANIFEST_SIG
-    if not sig_path.is_file() or not verify_bytes(cert, (root / MANIFEST).read_bytes(), sig_path.read_bytes()):
+    signature = _read(bag, MANIFEST_SIG, report)
+    manifest_bytes = _read(bag, MANIFEST, report)
+    if signature is None or manifest_bytes is None or not verify_bytes(cert, manifest_bytes, signature):
         report.problems.append(Problem("bad-signature", MANIFEST_SIG,
                                        f"the signature of MANIFEST.json does not verify with {CERT_NAME}"))
-    pdf_path = root / "data" / PDF_NAME
-    if pdf_path.is_file():
-        check = check_pdf_signature(pdf_path.read_bytes(), cert)
+    pdf = _read(bag, f"data/{PDF_NAME}", report)
+    if pdf is not None:
+        check = check_pdf_signature(pdf, cert)
         if not check.present:
             report.problems.append(Problem("bad-pdf-signature", f"data/{PDF_NAME}", check.detail))
         else:
@@ -182,15 +248,18 @@ def _check_signatures(root: Path, manifest: dict, trust: x509.Certificate | None
                                            "nor issued by it", cert_fingerprint(trust), fingerprint))
 
 
-def _verify_folder(root: Path, display: str, trust: x509.Certificate | None, allow_unsigned: bool) -> Report:
+def _verify_folder(root: Path, display: str, trust: x509.Certificate | None, allow_unsigned: bool,
+                   limits: Limits) -> Report:
     report = Report(bundle=display)
     files, odd = _files(root)
     for rel in odd:
-        report.problems.append(Problem("not-a-plain-file", rel, "symbolic link inside the bundle"))
-    payload = _check_bag(root, files, report)
-    manifest = _check_manifest_json(root, payload, report)
+        what = "symbolic link" if (root / rel).is_symlink() else "pipe, socket or device"
+        report.problems.append(Problem("not-a-plain-file", rel, f"{what} inside the bundle"))
+    bag = _Bag(root, files, limits)
+    payload = _check_bag(bag, report)
+    manifest = _check_manifest_json(bag, payload, report)
     if manifest is not None:
-        _check_signatures(root, manifest, trust, allow_unsigned, report)
+        _check_signatures(bag, manifest, trust, allow_unsigned, report)
     return report
 
 
@@ -204,14 +273,19 @@ def load_trust(path: Path) -> x509.Certificate:
         raise UsageError(f"{path} is not a PEM certificate") from None
 
 
-def verify_bundle(path: Path, trust: x509.Certificate | None = None, allow_unsigned: bool = False) -> Report:
-    """Verify a bundle folder or zip; every problem is named, none raised."""
+def verify_bundle(path: Path, trust: x509.Certificate | None = None, allow_unsigned: bool = False,
+                  limits: Limits | None = None) -> Report:
+    """Verify a bundle folder or zip; every problem is named, none raised (limits: the active ones by default)."""
+    lim = resolve(limits)
     if not path.exists():
         raise UsageError(f"{path} does not exist; give a bundle folder or a .zip made by `gpu-audit build`")
     if path.is_dir():
-        return _verify_folder(path, str(path), trust, allow_unsigned)
+        return _verify_folder(path, str(path), trust, allow_unsigned, lim)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{path} is neither a folder nor a regular file; give a bundle folder or a .zip")
     with tempfile.TemporaryDirectory(prefix="gpu-audit-verify-") as tmp:
-        problems = zipsafe.extract(path, Path(tmp))
+        problems = zipsafe.extract(path, Path(tmp), limits=lim)
         if problems:
             return Report(bundle=str(path), problems=[Problem("unsafe-zip", p.entry, p.message) for p in problems])
-        return _verify_folder(zipsafe.bag_root(Path(tmp)), str(path), trust, allow_unsigned)
+        return _verify_folder(zipsafe.bag_root(Path(tmp)), str(path), trust, allow_unsigned, lim)

@@ -32,7 +32,9 @@ def test_example_checks_clean_and_decides(run_cli, campaign: Path) -> None:
     r = run_cli("check", str(campaign))
     assert r.code == 0, r.out
     assert "Answer: rtx4090-batch/b4 (lowest committed budget among admissible configurations; tied on budget " \
-           "with rtx4090-batch/b1, ordered by median warm time, which the series separates)" in r.out
+           "with rtx4090-batch/b1, ordered by median warm time; the timing series separates it from " \
+           "rtx4090-batch/b1)" in r.out
+    assert "Series decides: yes" in r.out
     assert "Committed budget: 110.00 USD; cost per accepted result: 110.00 USD" in r.out
     assert "rtx4090-batch/b8: warm 4 ok / 1 failed" in r.out
     assert "not memory-feasible: 1 out-of-memory failure(s) kept as failure observations" in r.out
@@ -282,3 +284,25 @@ def test_timing_reports_no_p95(campaign: Path) -> None:
     warm = d["configurations"][0]["timing"]["warm"]
     assert warm["p95"] is None and "too few" in warm["tail_note"]
     assert len(warm["durations"]) == 5
+
+
+def test_unsound_truth_is_reported_not_recomputed(run_cli, campaign: Path) -> None:
+    # found by the fuzzer: a repeated expected ID or a reference that misses one must not crash the recomputation
+    path = campaign / "expected-ids.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines + [lines[416]]) + "\n")
+    r = run_cli("check", str(campaign))
+    assert r.code == 1
+    assert f"expected-ids.csv:{len(lines) + 1}: 1 repeated IDs (first: line {len(lines) + 1}: {lines[416]!r}) " \
+           "[error duplicate-expected-id]" in r.out
+    assert "Answer: no admissible configuration" in r.out
+
+
+def test_reference_missing_a_label(run_cli, campaign: Path) -> None:
+    path = campaign / "reference.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:5] + lines[6:]) + "\n")
+    r = run_cli("check", str(campaign))
+    assert r.code == 1
+    assert f"reference.csv: 1 expected IDs have no reference label (first: {lines[5].split(',')[0]!r}) " \
+           "[error reference-missing-id]" in r.out

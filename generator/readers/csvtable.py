@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.errors import UnreadableInputError
+from generator.errors import LimitExceededError, SecretInInputError, UnreadableInputError
 from generator.findings import Finding, Severity
+from generator.limits import Limits, limit_message, resolve
 from generator.resources import load_schema
 from generator.schemacheck import validate_document
 
@@ -19,6 +23,7 @@ _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
 _BOOL = {"true": True, "false": False}
 _BOM = b"\xef\xbb\xbf"
+MAX_NUMBER_CHARS = 100  # a longer number is a typo or an attack, never a measurement
 
 
 @dataclass
@@ -33,14 +38,48 @@ class Table:
     readable: bool = True
 
 
-def read_bytes(path: Path, display: str) -> bytes:
-    """Read a whole input file, turning OS errors into an error that names the file."""
+_PRIVATE_KEY = re.compile(rb"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----.*?-----END ([A-Z0-9]+ )*PRIVATE KEY-----", re.DOTALL)
+
+
+def holds_private_key(data: bytes) -> bool:
+    """Whether `data` holds a PEM private key (its BEGIN and END lines): such a file is never an input."""
+    return b"PRIVATE KEY-----" in data and _PRIVATE_KEY.search(data) is not None
+
+
+def read_bytes(path: Path, display: str, limits: Limits | None = None) -> bytes:
+    """Read a whole input file, turning OS errors into an error that names the file.
+
+    Only a regular file is read (a pipe or a device could block or never end), at most `max_file_bytes`
+    of it (`--max-file-bytes`); a file holding a PEM private key is refused, so that a key is never
+    parsed, printed in a finding or copied into a bundle.
+    """
+    lim = resolve(limits)
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except IsADirectoryError:
         raise UnreadableInputError(f"{display}: is a folder, expected a file") from None
     except OSError as exc:
         raise UnreadableInputError(f"{display}: cannot be read ({exc.strerror}); check its permissions") from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise UnreadableInputError(f"{display}: is a folder, expected a file")
+            if not stat.S_ISREG(info.st_mode):
+                raise UnreadableInputError(f"{display}: is not a regular file (a pipe, socket or device); "
+                                           "inputs are plain files")
+            if info.st_size > lim.max_file_bytes:
+                raise LimitExceededError(limit_message("max_file_bytes", lim, f"{display}: {info.st_size} bytes"))
+            data = fh.read(lim.max_file_bytes + 1)
+    except OSError as exc:
+        raise UnreadableInputError(f"{display}: cannot be read ({exc.strerror}); check its permissions") from None
+    if len(data) > lim.max_file_bytes:  # it grew while being read
+        raise LimitExceededError(limit_message("max_file_bytes", lim, f"{display}: more than {lim.max_file_bytes} bytes"))
+    if holds_private_key(data):
+        raise SecretInInputError(f"{display}: holds a PEM private key; a signing key is never a campaign input "
+                                 "(it is not read, printed nor copied into a bundle): move it out of the campaign "
+                                 "folder and name the right file in protocol.json")
+    return data
 
 
 def decode_utf8(raw: bytes, display: str) -> tuple[str | None, Finding | None]:
@@ -100,18 +139,21 @@ def convert_cell(cell: str, prop: dict[str, Any]) -> tuple[Any, tuple[str, str, 
         return None, ("not-boolean", f"{cell!r} is not a boolean", "write true or false (lower case)")
     if "integer" in kinds and "number" not in kinds:
         if _INT.fullmatch(cell):
-            try:
-                return int(cell), None
-            except ValueError:
+            if len(cell) > MAX_NUMBER_CHARS:
                 return None, ("number-too-large", f"{cell[:20]}... has too many digits", "check the value")
+            return int(cell), None
         if _DECIMAL_COMMA.fullmatch(cell):
             return None, ("decimal-comma", f"{cell!r} uses a decimal comma", "use a decimal point, and a whole number here")
         return None, ("not-integer", f"{cell!r} is not a whole number", "write a whole number without separators or units")
     if "number" in kinds:
         if _NUMBER.fullmatch(cell):
-            if len(cell) > 100:
+            if len(cell) > MAX_NUMBER_CHARS:
                 return None, ("number-too-large", f"{cell[:20]}... has too many digits", "check the value")
-            return (int(cell) if _INT.fullmatch(cell) else float(cell)), None
+            number = int(cell) if _INT.fullmatch(cell) else float(cell)
+            if isinstance(number, float) and not math.isfinite(number):
+                return None, ("number-too-large", f"{cell!r} is beyond the range of a number (about 1.8e308)",
+                              "check the value")
+            return number, None
         if _DECIMAL_COMMA.fullmatch(cell):
             return None, (
                 "decimal-comma",
@@ -222,9 +264,9 @@ def _add_row(table: Table, record: list[str], line: int, props: dict[str, Any], 
     table.lines.append(line)
 
 
-def read_table(path: Path, display: str, schema_name: str) -> Table:
-    """Read and parse one CSV input file."""
-    text, problem = decode_utf8(read_bytes(path, display), display)
+def read_table(path: Path, display: str, schema_name: str, limits: Limits | None = None) -> Table:
+    """Read and parse one CSV input file (at most `limits.max_file_bytes`; the active limits by default)."""
+    text, problem = decode_utf8(read_bytes(path, display, limits), display)
     if text is None:
         table = Table(file=display, header=[], readable=False)
         table.findings.append(problem)  # type: ignore[arg-type]

@@ -1,55 +1,111 @@
-"""Prediction and label files (`id,label`): parsed column-wise, with format problems as data."""
+"""`id,label` and `id` files (predictions, reference, expected IDs): two readers, one result.
+
+The fast reader parses with pyarrow and applies the schema's column rules column-wise; the reference
+reader walks rows with the csv module. Both report the same problems, lines and values (a test
+compares them); the fast one hands files it cannot read exactly (quotes, blank lines, odd headers or
+bytes) to the reference one.
+"""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Sequence
 
 from generator.findings import Finding, Severity
 from generator.readers.csvtable import decode_utf8, read_bytes
 from generator.resources import load_schema
 
 FIRST_FEW = 5
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
 class LabelFile:
-    """The rows of an `id,label` file and what is wrong with its format."""
+    """The columns of an id/label file, its fingerprint and what is wrong with its format.
+
+    `ids` and `labels` are pyarrow string arrays from the fast reader, lists from the reference one;
+    `labels` is None for a file with only the `id` column.
+    """
 
     file: str
-    ids: list[str] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    ids: Any = field(default_factory=list)
+    labels: Any = None
     problems: list[Finding] = field(default_factory=list)
     readable: bool = True
+    sha256: str | None = None
+    size: int | None = None
+    lines: list[int] | None = None  # physical line of each row; None when row i is line i + 2
+    bad_id_summary: tuple[int, tuple[int, ...]] | None = None  # fast reader: invalid-ID count and first rows
+    labels_encoded: Any = None  # fast reader: the labels dictionary-encoded once
+
+    def line_of(self, index: int) -> int:
+        """The file line of row `index`."""
+        return self.lines[index] if self.lines is not None else index + 2
 
     @property
     def format_valid(self) -> bool:
         return self.readable and not self.problems
 
 
-def _id_pattern() -> re.Pattern[str]:
-    prop = load_schema("labels-row")["properties"]["id"]
-    return re.compile(prop["pattern"])
+@dataclass(frozen=True)
+class ColumnRules:
+    """The rules a file's columns must follow: from the row schema, plus the protocol's classes."""
+
+    columns: tuple[str, ...]
+    id_pattern: str
+    id_max_length: int
+    classes: frozenset[str] | None
+
+    @classmethod
+    def from_schema(cls, schema_name: str, classes: set[str] | None) -> "ColumnRules":
+        schema = load_schema(schema_name)
+        prop = schema["properties"]["id"]
+        return cls(columns=tuple(schema["x-csv-columns"]), id_pattern=prop["pattern"],
+                   id_max_length=prop["maxLength"], classes=frozenset(classes) if classes is not None else None)
 
 
-def parse_labels(text: str, display: str, classes: set[str] | None, severity: Severity) -> LabelFile:
-    """Parse `id,label` text; a label outside `classes` (when given) is a format problem."""
-    out = LabelFile(file=display)
-    expected_header = load_schema("labels-row")["x-csv-columns"]
-    id_ok = _id_pattern()
+def _first(items: Sequence[tuple[int, str]]) -> str:
+    return ", ".join(f"line {ln}: {str(v)[:40]!r}" for ln, v in items[:FIRST_FEW])
 
-    def problem(code: str, message: str, line: int | None, value: object = None, fix: str = "", rule: str = "") -> None:
-        out.problems.append(Finding(code=code, severity=severity, file=display, line=line, value=value,
-                                    rule=rule or "format: id,label", fix=fix, message=message))
 
+def _aggregate(out: LabelFile, severity: Severity, rules: ColumnRules, count_errors: list[tuple[int, int]],
+               bad_ids: list[tuple[int, str]], n_bad_ids: int, bad_labels: list[tuple[int, str]],
+               n_bad_labels: int) -> None:
+    """One finding per kind of problem, with the exact count and the first few lines: bounded at any scale."""
+    width = len(rules.columns)
+    for items, total, code, what, fix in (
+        (count_errors, len(count_errors), "field-count", f"lines without exactly {width} field(s)",
+         f"write {','.join(rules.columns)} on every line; quote commas"),
+        (bad_ids, n_bad_ids, "invalid-id", "empty, space-padded or over-long IDs",
+         "write the ID exactly as in the expected IDs"),
+        (bad_labels, n_bad_labels, "unknown-label", "labels outside the declared classes",
+         "use only the protocol's classes"),
+    ):
+        if total:
+            out.problems.append(Finding(code=code, severity=severity, file=out.file, line=items[0][0], value=total,
+                                        rule=f"format: {','.join(rules.columns)}", fix=fix,
+                                        message=f"{total} {what} (first: {_first(items)})"))
+
+
+def _problem(out: LabelFile, severity: Severity, rules: ColumnRules, code: str, message: str, line: int | None,
+             value: Any, fix: str, rule: str | None = None) -> None:
+    out.problems.append(Finding(code=code, severity=severity, file=out.file, line=line, value=value,
+                                rule=rule or f"format: {','.join(rules.columns)}", fix=fix, message=message))
+
+
+def parse_reference(text: str, display: str, rules: ColumnRules, severity: Severity) -> LabelFile:
+    """The straightforward reader: the csv module, row by row."""
+    out = LabelFile(file=display, ids=[], labels=[] if "label" in rules.columns else None, lines=[])
+    id_ok = re.compile(rules.id_pattern)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
-    bad_label_lines: list[tuple[int, str]] = []
-    bad_id_lines: list[tuple[int, str]] = []
+    bad_ids: list[tuple[int, str]] = []
+    bad_labels: list[tuple[int, str]] = []
     count_errors: list[tuple[int, int]] = []
     previous_end = 0
     try:
@@ -58,43 +114,168 @@ def parse_labels(text: str, display: str, classes: set[str] | None, severity: Se
             previous_end = reader.line_num
             if header is None:
                 header = record
-                if record != expected_header:
-                    problem("prediction-header", f"header is {','.join(record)!r}, expected 'id,label'", 1,
-                            ",".join(record)[:80], "write the header line id,label")
+                if tuple(record) != rules.columns:
+                    _problem(out, severity, rules, "prediction-header",
+                             f"header is {','.join(record)!r}, expected {','.join(rules.columns)!r}", 1,
+                             ",".join(record)[:80], f"write the header line {','.join(rules.columns)}")
                 continue
             if not record:
                 continue
-            if len(record) != 2:
+            if len(record) != len(rules.columns):
                 count_errors.append((start, len(record)))
                 continue
-            ident, label = record
-            if not id_ok.fullmatch(ident):
-                bad_id_lines.append((start, ident))
-            if classes is not None and label not in classes:
-                bad_label_lines.append((start, label))
+            ident = record[0]
+            if not id_ok.fullmatch(ident) or len(ident) > rules.id_max_length:
+                bad_ids.append((start, ident))
             out.ids.append(ident)
-            out.labels.append(label)
-            out.lines.append(start)
+            out.lines.append(start)  # type: ignore[union-attr]
+            if out.labels is not None:
+                label = record[1]
+                if rules.classes is not None and label not in rules.classes:
+                    bad_labels.append((start, label))
+                out.labels.append(label)
     except csv.Error as exc:
-        problem("csv-syntax", f"CSV syntax error: {exc}", reader.line_num, None,
-                "quote cells that contain commas, quotes or line breaks", "RFC 4180 quoting")
+        _problem(out, severity, rules, "csv-syntax", f"CSV syntax error: {exc}", reader.line_num, None,
+                 "quote cells that contain commas, quotes or line breaks", "RFC 4180 quoting")
     if header is None:
-        problem("empty-file", "the file is empty", None, None, "write the header id,label and one row per ID")
-    for items, code, what, fix in (
-        (count_errors, "field-count", "lines without exactly 2 fields", "write id,label on every line; quote commas"),
-        (bad_id_lines, "invalid-id", "empty or space-padded IDs", "write the ID exactly as in the expected IDs"),
-        (bad_label_lines, "unknown-label", "labels outside the declared classes", "use only the protocol's classes"),
-    ):
-        if items:
-            first = ", ".join(f"line {ln}: {str(v)[:40]!r}" for ln, v in items[:FIRST_FEW])
-            problem(code, f"{len(items)} {what} (first: {first})", items[0][0], len(items), fix)
+        _problem(out, severity, rules, "empty-file", "the file is empty", None, None,
+                 f"write the header {','.join(rules.columns)} and one row per ID")
+    _aggregate(out, severity, rules, count_errors, bad_ids, len(bad_ids), bad_labels, len(bad_labels))
     return out
 
 
-def read_labels(path: Path, display: str, classes: set[str] | None, severity: Severity) -> LabelFile:
-    """Read an `id,label` file from disk."""
-    text, bad = decode_utf8(read_bytes(path, display), display)
-    if text is None:
-        assert bad is not None
-        return LabelFile(file=display, problems=[replace(bad, severity=severity)], readable=False)
-    return parse_labels(text, display, classes, severity)
+def _fast_eligible(data: bytes, rules: ColumnRules) -> bool:
+    """Whether row i of the file is exactly line i + 2: no quoting, no blank line, no lone CR, no NUL."""
+    body = data[len(_BOM):] if data.startswith(_BOM) else data
+    header = ",".join(rules.columns).encode()
+    if not (body.startswith(header + b"\n") or body.startswith(header + b"\r\n")):
+        return False
+    if b'"' in body or b"\x00" in body or b"\n\n" in body:
+        return False
+    if b"\r" in body:  # rare: only then pay for the exact CRLF checks
+        return b"\n\r\n" not in body and body.count(b"\r") == body.count(b"\r\n")
+    return True
+
+
+@dataclass(frozen=True)
+class KnownIds:
+    """An ID column already checked (the expected IDs): a file with exactly these IDs needs no second check."""
+
+    ids: Any
+    bad_count: int
+    bad_first: tuple[int, ...]
+
+
+def _bad_ids(ids: Any, rules: ColumnRules) -> tuple[int, list[int]]:
+    """Count and first rows of IDs breaking the schema's pattern or length, column-wise."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from generator.idsets import ints
+
+    # The schema's pattern in RE2 (ASCII \S); IDs with non-ASCII characters get Python's Unicode semantics.
+    # Python scalars and lists are kept out of pyarrow on the common path: converting them imports pandas.
+    bad = pc.invert(pc.match_substring_regex(ids, rules.id_pattern))
+    lengths = pc.utf8_length(ids)
+    if len(ids) and pc.max(lengths).as_py() > rules.id_max_length:
+        bad = pc.or_(bad, pa.array(ints(lengths) > rules.id_max_length))
+    non_ascii = pc.invert(pc.string_is_ascii(ids))
+    if pc.any(non_ascii).as_py():
+        id_ok = re.compile(rules.id_pattern)
+        fixed = [bool(not id_ok.fullmatch(v)) or len(v) > rules.id_max_length if na else b
+                 for v, na, b in zip(ids.to_pylist(), non_ascii.to_pylist(), bad.to_pylist())]
+        bad = pa.array(fixed)
+    count = pc.sum(bad).as_py() or 0
+    first = pc.indices_nonzero(bad).slice(0, FIRST_FEW).to_pylist() if count else []
+    return int(count), first
+
+
+def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:
+    """The expected IDs as a shortcut for prediction files that repeat them exactly (fast reader only)."""
+    import pyarrow as pa
+
+    if not isinstance(ids_file.ids, pa.Array):
+        return None
+    count, first = ids_file.bad_id_summary or _bad_ids(ids_file.ids, rules)
+    return KnownIds(ids=ids_file.ids, bad_count=count, bad_first=tuple(first))
+
+
+def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severity,
+                known: KnownIds | None = None) -> LabelFile | None:
+    """pyarrow parsing with the column rules applied column-wise; None when the file needs the reference reader."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from generator.idsets import ints
+
+    if not _fast_eligible(data, rules):
+        return None
+    types = {c: pa.string() for c in rules.columns}
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(data),
+            parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                 include_columns=list(rules.columns)),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None  # wrong field counts, invalid UTF-8: the reference reader names them exactly
+    if tuple(table.column_names) != rules.columns:
+        return None
+    ids = table.column("id").combine_chunks()
+    out = LabelFile(file=display, ids=ids, labels=None)
+    if known is not None and ids.equals(known.ids):
+        n_bad_ids, first = known.bad_count, list(known.bad_first)
+    else:
+        n_bad_ids, first = _bad_ids(ids, rules)
+    out.bad_id_summary = (n_bad_ids, tuple(first))
+    bad_ids = [(i + 2, ids[i].as_py()) for i in first]
+    n_bad_labels, bad_labels = 0, []
+    if "label" in rules.columns:
+        labels = table.column("label").combine_chunks()
+        out.labels = labels
+        if rules.classes is not None:
+            encoded = labels.dictionary_encode()
+            out.labels_encoded = encoded
+            unknown = [i for i, v in enumerate(encoded.dictionary.to_pylist()) if v not in rules.classes]
+            if unknown:
+                mask = np.isin(ints(encoded.indices), unknown)
+                n_bad_labels = int(np.count_nonzero(mask))
+                bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in np.flatnonzero(mask)[:FIRST_FEW]]
+    _aggregate(out, severity, rules, [], bad_ids, n_bad_ids, bad_labels, n_bad_labels)
+    return out
+
+
+def read_label_file(path: Path, display: str, rules: ColumnRules, severity: Severity, *, fast: bool = True,
+                    known: KnownIds | None = None) -> LabelFile:
+    """Read one id/label file: fingerprint, columns and format problems."""
+    data = read_bytes(path, display)
+    digest, size = hashlib.sha256(data).hexdigest(), len(data)
+    result = _parse_fast(data, display, rules, severity, known) if fast else None
+    if result is None:
+        text, bad = decode_utf8(data, display)
+        if text is None:
+            assert bad is not None
+            result = LabelFile(file=display, problems=[replace(bad, severity=severity)], readable=False)
+        else:
+            result = parse_reference(text, display, rules, severity)
+    result.sha256, result.size = digest, size
+    return result
+
+
+def read_labels(path: Path, display: str, classes: set[str] | None, severity: Severity, *,
+                fast: bool = True, known: KnownIds | None = None) -> LabelFile:
+    """An `id,label` file (reference or predictions)."""
+    return read_label_file(path, display, ColumnRules.from_schema("labels-row", classes), severity, fast=fast,
+                           known=known)
+
+
+def read_ids(path: Path, display: str, *, fast: bool = True) -> LabelFile:
+    """The expected-IDs file (`id`)."""
+    return read_label_file(path, display, ColumnRules.from_schema("expected-ids-row", None), Severity.ERROR, fast=fast)
+
+
+def parse_labels(text: str, display: str, classes: set[str] | None, severity: Severity) -> LabelFile:
+    """Parse `id,label` text with the reference reader (used for small in-memory files)."""
+    return parse_reference(text, display, ColumnRules.from_schema("labels-row", classes), severity)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from generator.findings import Finding, Severity
 from generator.readers.predictions import LabelFile
-from generator.recompute.metrics import compute_metric, quality_rule_holds
+from generator import idsets
+from generator.recompute.metrics import compute_metric, metric_from_codes, quality_rule_holds
 
 FIRST_FEW = 5
 # Claimed quality values are usually rounded; a claim within this distance agrees.
@@ -42,33 +43,81 @@ class Acceptance:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def assess_run(expected: list[str], reference: dict[str, str], labels: LabelFile | None,
-               protocol: dict[str, Any]) -> Acceptance:
-    """Recompute acceptance of one attempt from its prediction file (None when absent)."""
+@dataclass(frozen=True)
+class Truth:
+    """The expected IDs and their reference labels as class codes, prepared once per campaign."""
+
+    expected: Any  # pyarrow string array, in the registered order
+    codes: Any  # numpy int array of reference class indices, aligned with `expected`
+    classes: tuple[str, ...]
+    distinct: bool  # the expected IDs hold no duplicate
+
+
+def prepare_truth(expected_ids: Any, expected_distinct: bool, reference_ids: Any, reference_labels: Any,
+                  classes: Sequence[str]) -> Truth:
+    """Align the reference to the expected order once (the reference is validated separately)."""
+    expected = idsets.as_array(expected_ids)
+    ref_ids, ref_labels = idsets.as_array(reference_ids), idsets.as_array(reference_labels)
+    comparison = idsets.compare(expected, ref_ids, expected_distinct)
+    aligned = idsets.in_expected_order(idsets.codes(ref_labels, classes), comparison)
+    return Truth(expected=expected, codes=aligned, classes=tuple(classes), distinct=expected_distinct)
+
+
+def _rule(acc: Acceptance, protocol: dict[str, Any]) -> None:
     q = protocol["quality"]
-    if labels is None:
-        return Acceptance(expected_ids=len(expected), observed_ids=0, rows=0, missing=len(expected),
-                          first_missing=expected[:FIRST_FEW], quality_metric=q["metric"])
-    counts = Counter(labels.ids)
-    expected_set = set(expected)
-    dups = [i for i, n in counts.items() if n > 1]
-    missing = [i for i in expected if i not in counts]
-    extra = [i for i in counts if i not in expected_set]
-    acc = Acceptance(
-        expected_ids=len(expected), observed_ids=len(counts), rows=len(labels.ids),
-        duplicates=sum(counts[i] - 1 for i in dups), missing=len(missing), extra=len(extra),
-        first_duplicates=dups[:FIRST_FEW], first_missing=missing[:FIRST_FEW], first_extra=extra[:FIRST_FEW],
-        format_valid=labels.format_valid, quality_metric=q["metric"], prediction_file=labels.file, file_present=True,
-    )
-    acc.ids_match = not dups and not missing and not extra
-    if acc.ids_match and acc.format_valid:
-        by_id = dict(zip(labels.ids, labels.labels))
-        truth = [reference[i] for i in expected]
-        pred = [by_id[i] for i in expected]
-        acc.quality_value = compute_metric(q["metric"], truth, pred)
+    if acc.quality_value is not None:
         acc.quality_ok, acc.degradation = quality_rule_holds(acc.quality_value, q["threshold"], q["tolerance"],
                                                              q["direction"], q["reference"]["value"])
     acc.corpus_accepted = acc.ids_match and acc.format_valid and acc.quality_ok
+
+
+def assess_run(truth: Truth, labels: LabelFile | None, protocol: dict[str, Any]) -> Acceptance:
+    """Recompute acceptance of one attempt from its prediction file (None when absent), column-wise."""
+    metric = protocol["quality"]["metric"]
+    n = len(truth.expected)
+    if labels is None:
+        return Acceptance(expected_ids=n, observed_ids=0, rows=0, missing=n,
+                          first_missing=truth.expected.slice(0, FIRST_FEW).to_pylist(), quality_metric=metric)
+    observed = idsets.as_array(labels.ids)
+    cmp = idsets.compare(truth.expected, observed, truth.distinct)
+    acc = Acceptance(expected_ids=n, observed_ids=cmp.observed_distinct, rows=len(observed),
+                     duplicates=cmp.duplicates, missing=cmp.missing, extra=cmp.extra,
+                     first_duplicates=cmp.first_duplicates, first_missing=cmp.first_missing,
+                     first_extra=cmp.first_extra, ids_match=cmp.match, format_valid=labels.format_valid,
+                     quality_metric=metric, prediction_file=labels.file, file_present=True)
+    if acc.ids_match and acc.format_valid and n:
+        encoded = labels.labels_encoded if labels.labels_encoded is not None else idsets.as_array(labels.labels)
+        pred = idsets.in_expected_order(idsets.codes(encoded, truth.classes), cmp)
+        acc.quality_value = metric_from_codes(metric, truth.codes, pred, len(truth.classes))
+    _rule(acc, protocol)
+    return acc
+
+
+def assess_run_reference(expected: list[str], reference: dict[str, str], labels: LabelFile | None,
+                         protocol: dict[str, Any]) -> Acceptance:
+    """The straightforward recomputation (Python sets and strings), kept to check the column-wise one."""
+    metric = protocol["quality"]["metric"]
+    if labels is None:
+        return Acceptance(expected_ids=len(expected), observed_ids=0, rows=0, missing=len(expected),
+                          first_missing=expected[:FIRST_FEW], quality_metric=metric)
+    ids = list(labels.ids.to_pylist() if hasattr(labels.ids, "to_pylist") else labels.ids)
+    counts = Counter(ids)
+    expected_set = set(expected)
+    dups = [i for i, k in counts.items() if k > 1]
+    missing = [i for i in expected if i not in counts]
+    extra = [i for i in counts if i not in expected_set]
+    acc = Acceptance(
+        expected_ids=len(expected), observed_ids=len(counts), rows=len(ids),
+        duplicates=sum(counts[i] - 1 for i in dups), missing=len(missing), extra=len(extra),
+        first_duplicates=dups[:FIRST_FEW], first_missing=missing[:FIRST_FEW], first_extra=extra[:FIRST_FEW],
+        format_valid=labels.format_valid, quality_metric=metric, prediction_file=labels.file, file_present=True,
+    )
+    acc.ids_match = not dups and not missing and not extra
+    if acc.ids_match and acc.format_valid and expected:
+        values = labels.labels.to_pylist() if hasattr(labels.labels, "to_pylist") else labels.labels
+        by_id = dict(zip(ids, values))
+        acc.quality_value = compute_metric(metric, [reference[i] for i in expected], [by_id[i] for i in expected])
+    _rule(acc, protocol)
     return acc
 
 

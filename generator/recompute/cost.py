@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -47,9 +47,11 @@ def package_total(tariff: Tariff, lots: int) -> int:
 
 
 def usd(cents: int | Decimal) -> str:
-    """Integer cents as a USD amount with two decimals: 207100 -> "2071.00"."""
-    value = (Decimal(cents) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return f"{value:.2f}"
+    """Cents as a USD amount with two decimals, exact at any size: 207100 -> "2071.00"."""
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(str(cents)) + 4)
+        value = (Decimal(cents) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+        return f"{value:.2f}"
 
 
 def per_result(total_usd_minor: int, accepted_results: int | None) -> dict[str, Any]:
@@ -59,8 +61,10 @@ def per_result(total_usd_minor: int, accepted_results: int | None) -> dict[str, 
     if accepted_results <= 0:
         return {"usd_minor": None, "undefined_reason": "no corpus was accepted: the cost per result is undefined, "
                                                       "the committed package remains"}
-    exact = Decimal(total_usd_minor) / Decimal(accepted_results)
-    return {"usd_minor": str(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), "undefined_reason": None}
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(str(total_usd_minor)) + 4)  # exact whatever the size of the total
+        exact = Decimal(total_usd_minor) / Decimal(accepted_results)
+        return {"usd_minor": str(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), "undefined_reason": None}
 
 
 def parse_local(text: str, tz: str) -> datetime:
@@ -81,7 +85,10 @@ def parse_local(text: str, tz: str) -> datetime:
 def window_hours(start: str, end: str, tz: str) -> Decimal:
     """Hours between two local times in the zone, counted on the real timeline (DST changes included)."""
     a, b = parse_local(start, tz), parse_local(end, tz)
-    seconds = (b.astimezone(timezone.utc) - a.astimezone(timezone.utc)).total_seconds()
+    try:
+        seconds = (b.astimezone(timezone.utc) - a.astimezone(timezone.utc)).total_seconds()
+    except OverflowError:
+        raise UsageError(f"{start} or {end} lies outside the range of dates that can be placed in {tz}") from None
     return Decimal(int(seconds)) / 3600
 
 
@@ -93,7 +100,9 @@ def covering_packages(hours: Decimal) -> dict[str, Any]:
     if smallest is None:
         periods = math.ceil(hours / 720)
         extra = periods - 1
-    return {"hours": str(hours.normalize()) if hours == hours.to_integral() else str(hours),
+    shown = hours.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    text = f"{shown:f}".rstrip("0").rstrip(".") if "." in f"{shown:f}" else f"{shown:f}"
+    return {"hours": text,
             "packages": packages, "smallest_covering_days": smallest, "extra_30_day_periods": extra}
 
 

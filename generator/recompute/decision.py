@@ -51,7 +51,7 @@ def _window(ctx: _Context) -> dict[str, Any]:
     start = cost.parse_local(w["start"], w["timezone"])
     end = cost.parse_local(w["end"], w["timezone"])
     deadline = cost.parse_local(p["deadline"], w["timezone"])
-    registered = datetime.fromisoformat(p["registered_at"])
+    registered = datetime.fromisoformat(p["registered_at"].replace("Z", "+00:00"))
     if registered.tzinfo is not None and registered >= start:
         ctx.findings.append(_f("registered-after-start", E, "protocol.json", "the protocol was registered after the "
                                "campaign window started", field="/registered_at", claimed=p["registered_at"],
@@ -178,7 +178,7 @@ def _configuration(ctx: _Context, exp: dict[str, Any], variant: dict[str, Any],
                 durations[row["phase"]].append(float(row["elapsed_seconds"]))
         if acc is not None and acc.corpus_accepted and not outcome.failed:
             accepted_runs += 1
-            accepted_corpora.add(str(row["corpus_revision"]))
+            accepted_corpora.add(str(row.get("corpus_revision")))
         runs.append({
             "line": line, "phase": row["phase"], "run_index": row["run_index"], "outcome": outcome.status,
             "completed_items": outcome.completed, "elapsed_seconds": row.get("elapsed_seconds"),
@@ -261,23 +261,28 @@ def _rank(configs: list[dict[str, Any]]) -> dict[str, Any]:
                 "warm_median_seconds": c["timing"]["warm"]["median"]} for c in ordered]
     best = ordered[0]
     tied = [c for c in ordered[1:] if c["committed_budget_usd_minor"] == best["committed_budget_usd_minor"]]
-    ties, uncertainty = [], []
-    decides = True
+    ties, uncertainty, apart, close = [], [], [], []
     for other in tied:
         sep = timing.separation(best["timing"]["warm"], other["timing"]["warm"])
         ties.append({"configurations": [best["id"], other["id"]], "timing_decides": sep["decides"], "reason": sep["reason"]})
+        (apart if sep["decides"] else close).append(other["id"])
         if not sep["decides"]:
-            decides = False
             uncertainty.append(f"{best['id']} and {other['id']} commit the same budget and the timing series does "
                                f"not decide between them ({sep['reason']})")
+    decides = not close
     if best["committed_budget_usd_minor"] is None:
         decides = False
-        uncertainty.append("no committed budget could be computed (no tariff): the ranking is by median time only")
-    reason = "lowest committed budget among admissible configurations"
-    if tied:
-        reason += (f"; tied on budget with {', '.join(c['id'] for c in tied)}, "
-                   + ("ordered by median warm time, which the series separates" if decides else
-                      "and the series does not separate them"))
+        reason = "no committed budget can be computed (no tariff for this GPU and package): ordered by median warm time"
+        uncertainty.insert(0, "the committed budget is undefined: the question (least committed budget) cannot be "
+                              "answered from these prices; the order rests on median time only")
+    else:
+        reason = "lowest committed budget among admissible configurations"
+        if tied:
+            reason += f"; tied on budget with {', '.join(c['id'] for c in tied)}, ordered by median warm time"
+    if apart:
+        reason += f"; the timing series separates it from {', '.join(apart)}"
+    if close:
+        reason += f"; the timing series does not separate it from {', '.join(close)}"
     return {"answer": best["id"], "series_decides": decides, "ranking": ranking, "ties": ties, "reason": reason,
             "uncertainty": uncertainty}
 
@@ -302,7 +307,10 @@ def recompute(protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any
         ctx.findings.extend(memory.check_measurement(doc, file))
     by_exp: dict[str, list[tuple[int, dict[str, Any], int]]] = defaultdict(list)
     for index, (row, line) in enumerate(zip(rows, lines)):
-        by_exp[str(row.get("experiment_id"))].append((index, row, line))
+        # A row without a readable key (a missing column, a cell that is no number) is already a finding.
+        if isinstance(row.get("experiment_id"), str) and isinstance(row.get("variant_id"), str) \
+                and row.get("phase") in ("cold", "warm") and isinstance(row.get("run_index"), int):
+            by_exp[row["experiment_id"]].append((index, row, line))
     configs: list[dict[str, Any]] = []
     experiments = []
     for exp in protocol["experiments"]:

@@ -9,39 +9,37 @@ import numpy as np
 METRICS = ("macro_f1", "accuracy", "weighted_f1")
 
 
-def _per_class(truth: Sequence[str], pred: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """F1 and support per label, over the labels present in truth or predictions (sklearn's default).
+def metric_from_codes(name: str, truth: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
+    """The named metric from integer label codes (aligned by ID), as sklearn defines it.
 
-    A label with no true positive, no false positive and no false negative cannot occur here; a
-    label never predicted (or never true) gets F1 0, as sklearn's zero_division default does.
+    F1 is averaged over the labels present in truth or predictions (sklearn's default label set); a
+    label never predicted, or never true, gets F1 0 (sklearn's zero_division default).
     """
+    if len(truth) != len(pred):
+        raise ValueError("truth and predictions differ in length")
+    if len(truth) == 0:
+        raise ValueError("no labels to score")
+    if name == "accuracy":
+        return float(np.count_nonzero(truth == pred) / len(truth))
+    true_count = np.bincount(truth, minlength=n_labels).astype(np.float64)
+    pred_count = np.bincount(pred, minlength=n_labels).astype(np.float64)
+    tp = np.bincount(truth[truth == pred], minlength=n_labels).astype(np.float64)
+    present = (true_count + pred_count) > 0
+    f1 = 2 * tp[present] / (true_count[present] + pred_count[present])
+    if name == "macro_f1":
+        return float(f1.mean())
+    if name == "weighted_f1":
+        return float((f1 * true_count[present]).sum() / true_count.sum())
+    raise ValueError(f"unknown metric {name!r}")
+
+
+def compute_metric(name: str, truth: Sequence[str], pred: Sequence[str]) -> float:
+    """The named metric of `pred` against `truth` (label strings, aligned by ID)."""
     labels = sorted(set(truth) | set(pred))
     index = {label: i for i, label in enumerate(labels)}
     t = np.fromiter((index[x] for x in truth), dtype=np.int64, count=len(truth))
     p = np.fromiter((index[x] for x in pred), dtype=np.int64, count=len(pred))
-    k = len(labels)
-    tp = np.bincount(t[t == p], minlength=k).astype(np.float64)
-    true_count = np.bincount(t, minlength=k).astype(np.float64)
-    pred_count = np.bincount(p, minlength=k).astype(np.float64)
-    denom = true_count + pred_count
-    f1 = np.divide(2 * tp, denom, out=np.zeros(k), where=denom > 0)
-    return f1, true_count
-
-
-def compute_metric(name: str, truth: Sequence[str], pred: Sequence[str]) -> float:
-    """The named metric of `pred` against `truth` (same length, aligned by ID)."""
-    if len(truth) != len(pred):
-        raise ValueError("truth and predictions differ in length")
-    if not truth:
-        raise ValueError("no labels to score")
-    if name == "accuracy":
-        return float(np.mean([a == b for a, b in zip(truth, pred)]))
-    f1, support = _per_class(truth, pred)
-    if name == "macro_f1":
-        return float(f1.mean())
-    if name == "weighted_f1":
-        return float((f1 * support).sum() / support.sum())
-    raise ValueError(f"unknown metric {name!r}")
+    return metric_from_codes(name, t, p, len(labels))
 
 
 def quality_rule_holds(value: float, threshold: float, tolerance: float, direction: str, reference: float) -> tuple[bool, float]:

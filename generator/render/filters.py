@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
 GIB = 2**30
@@ -13,8 +13,10 @@ def usd(cents: Any) -> str:
     """Integer cents as '110.00 USD'; None as 'undefined'."""
     if cents is None:
         return "undefined"
-    value = (Decimal(str(cents)) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return f"{value:,.2f} USD"
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(str(cents)) + 4)  # exact at any size
+        value = (Decimal(str(cents)) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+        return f"{value:,.2f} USD"
 
 
 def seconds(value: Any, digits: int = 3) -> str:

@@ -119,25 +119,20 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
 
 
 def load_decision(path: Path) -> dict[str, Any]:
-    """Read and schema-check a decision.json; a bad file is a usage error naming the problem."""
-    from generator.schemacheck import validate_document
+    """Read and check a decision.json (strict JSON, its schema); a bad file is a usage error naming the problem."""
+    from generator.readers.csvtable import decode_utf8, read_bytes
+    from generator.readers.jsondoc import parse_document
+    from generator.report import location
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path} does not exist; make it with `gpu-audit check CAMPAIGN_DIR --out {path}`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} cannot be read: {exc}") from None
-    try:
-        decision = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    problems = validate_document("decision", decision, file=str(path))
+    if not path.exists():
+        raise UsageError(f"{path} does not exist; make it with `gpu-audit check CAMPAIGN_DIR --out {path}`")
+    text, bad = decode_utf8(read_bytes(path, str(path)), str(path))
+    problems = [bad] if text is None else parse_document(text, str(path), "decision").findings
     if problems:
         first = problems[0]
         raise UsageError(f"{path} is not a valid decision.json ({len(problems)} problem(s); first at "
-                         f"{first.field}: {first.message})")
-    return decision
+                         f"{location(first)}: {first.message})")
+    return json.loads(text)  # type: ignore[arg-type]
 
 
 def campaign_evidence(campaign_dir: Path, decision_bytes: bytes) -> list[Evidence]:
@@ -148,7 +143,10 @@ def campaign_evidence(campaign_dir: Path, decision_bytes: bytes) -> list[Evidenc
     from generator.campaign import PROTOCOL_FILE, open_campaign
 
     folder = open_campaign(campaign_dir)
-    protocol_bytes = (folder.root / PROTOCOL_FILE).read_bytes()
+    protocol_path = folder.resolve(PROTOCOL_FILE)
+    if protocol_path is None or not protocol_path.is_file():
+        raise UsageError(f"{campaign_dir}: no {PROTOCOL_FILE} inside the campaign folder")
+    protocol_bytes = protocol_path.read_bytes()
     raw = json.loads(protocol_bytes).get("files", {}).get("raw_results", "resultats-bruts.csv")
     raw_path = folder.resolve(raw)
     if raw_path is None or not raw_path.is_file():

@@ -1,0 +1,149 @@
+"""ID sets compared column-wise: duplicates, missing and extra IDs, and alignment to the expected order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+FIRST_FEW = 5
+
+
+def ints(arr: pa.Array) -> np.ndarray:
+    """A null-free arrow integer array as a numpy view (Array.to_numpy would import pandas, a third of a second)."""
+    if arr.null_count:
+        raise ValueError("integer array with nulls")
+    kind = "u" if pa.types.is_unsigned_integer(arr.type) else "i"
+    dtype = np.dtype(f"{kind}{arr.type.bit_width // 8}")
+    return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset: arr.offset + len(arr)]
+
+
+def as_array(values: Any) -> pa.Array:
+    """A pyarrow string array from a list or an array."""
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks()
+    if isinstance(values, pa.Array):
+        return values
+    return pa.array(list(values), type=pa.string())
+
+
+@dataclass
+class SetComparison:
+    """How an observed ID column compares with the expected IDs."""
+
+    observed_distinct: int
+    duplicates: int = 0
+    missing: int = 0
+    extra: int = 0
+    first_duplicates: list[str] = field(default_factory=list)
+    first_missing: list[str] = field(default_factory=list)
+    first_extra: list[str] = field(default_factory=list)
+    same_order: bool = False
+    positions: Any = None  # per observed row, its index in the expected IDs (set when the sets were hashed)
+
+    @property
+    def match(self) -> bool:
+        return not (self.duplicates or self.missing or self.extra)
+
+
+def compare(expected: pa.Array, observed: pa.Array, expected_distinct: bool | None = None) -> SetComparison:
+    """Compare sets, never row counts: equal lengths prove nothing.
+
+    `expected_distinct` says the expected IDs are known to hold no duplicate, which lets a column equal
+    to them skip hashing. Otherwise one hash lookup of every observed ID in the expected IDs gives
+    duplicates, missing and extra IDs together.
+    """
+    same_order = observed.equals(expected)
+    if same_order and (expected_distinct or (expected_distinct is None and len(pc.unique(observed)) == len(observed))):
+        return SetComparison(observed_distinct=len(observed), same_order=True)
+    if not expected_distinct and not (expected_distinct is None and len(pc.unique(expected)) == len(expected)):
+        return _compare_hashing(expected, observed, same_order)
+    n = len(expected)
+    # One hash lookup gives every observed row's place in the expected IDs (null for an extra ID). Arrow
+    # masks and numpy only: building arrow arrays from Python or numpy objects would import pandas.
+    position = pc.index_in(observed, value_set=expected)
+    extra_rows = pc.is_null(position)
+    has_extra = bool(pc.any(extra_rows).as_py()) if len(observed) else False
+    pos = ints(pc.drop_null(position)).astype(np.int64)
+    known = np.ones(len(observed), dtype=bool)
+    if has_extra:
+        known[ints(pc.indices_nonzero(extra_rows))] = False
+    hits = np.bincount(pos, minlength=n)
+    out = SetComparison(observed_distinct=0, same_order=same_order, positions=None if has_extra else pos)
+    missing = np.flatnonzero(hits == 0)
+    out.missing = int(len(missing))
+    out.first_missing = [expected[int(i)].as_py() for i in missing[:FIRST_FEW]]
+    extras = pc.filter(observed, extra_rows) if has_extra else None
+    extra_counts = pc.value_counts(extras) if extras is not None else None
+    distinct_extra = len(extra_counts) if extra_counts is not None else 0
+    out.extra = distinct_extra
+    out.observed_distinct = int(np.count_nonzero(hits)) + distinct_extra
+    out.duplicates = int((hits[hits > 1] - 1).sum())
+    if extra_counts is not None:
+        freq = ints(extra_counts.field("counts"))
+        out.duplicates += int((freq[freq > 1] - 1).sum())
+        out.first_extra = extra_counts.field("values").slice(0, FIRST_FEW).to_pylist()
+    if out.duplicates:
+        repeated = np.zeros(len(observed), dtype=bool)
+        repeated[np.flatnonzero(known)] = hits[pos] > 1
+        if extra_counts is not None and extras is not None:
+            freq = ints(extra_counts.field("counts"))
+            twice = {v for v, k in zip(extra_counts.field("values").to_pylist(), freq) if k > 1}
+            for row, value in zip(np.flatnonzero(~known), extras.to_pylist()):
+                repeated[row] = value in twice
+        seen: dict[str, None] = {}
+        for row in np.flatnonzero(repeated):  # file order, so values come in order of first occurrence
+            seen.setdefault(observed[int(row)].as_py(), None)
+            if len(seen) == FIRST_FEW:
+                break
+        out.first_duplicates = list(seen)
+    return out
+
+
+def _compare_hashing(expected: pa.Array, observed: pa.Array, same_order: bool) -> SetComparison:
+    """The general comparison when the expected IDs themselves repeat (an invalid campaign)."""
+    counts = pc.value_counts(observed)  # first-occurrence order
+    values, freq = counts.field("values"), counts.field("counts")
+    one = pa.scalar(1, freq.type)
+    out = SetComparison(observed_distinct=len(values), same_order=same_order)
+    out.duplicates = int(pc.sum(pc.subtract(freq, one)).as_py() or 0)
+    out.first_duplicates = pc.filter(values, pc.greater(freq, one)).slice(0, FIRST_FEW).to_pylist()
+    missing_mask = pc.invert(pc.is_in(expected, value_set=values))
+    out.missing = int(pc.sum(missing_mask).as_py() or 0)
+    out.first_missing = pc.filter(expected, missing_mask).slice(0, FIRST_FEW).to_pylist()
+    extra_mask = pc.invert(pc.is_in(values, value_set=expected))
+    out.extra = int(pc.sum(extra_mask).as_py() or 0)
+    out.first_extra = pc.filter(values, extra_mask).slice(0, FIRST_FEW).to_pylist()
+    return out
+
+
+def repeated_rows(ids: pa.Array) -> list[int]:
+    """Row indices of every occurrence after the first of an ID, in file order."""
+    codes = ints(ids.dictionary_encode().indices)
+    if len(codes) == 0 or codes.max() == len(codes) - 1:  # codes are assigned in order: all distinct
+        return []
+    _, first = np.unique(codes, return_index=True)
+    mask = np.ones(len(codes), dtype=bool)
+    mask[first] = False
+    return np.flatnonzero(mask).tolist()
+
+
+def in_expected_order(file_codes: np.ndarray, comparison: SetComparison) -> np.ndarray:
+    """Per-row values (class codes) of a file moved into the expected order (sets equal, no duplicates)."""
+    if comparison.same_order:
+        return file_codes
+    assert comparison.positions is not None
+    out = np.empty(len(file_codes), dtype=file_codes.dtype)
+    out[comparison.positions] = file_codes
+    return out
+
+
+def codes(labels: pa.Array | Sequence[str], classes: Sequence[str]) -> np.ndarray:
+    """Class indices of labels known to be in `classes` (dictionary-encoded: the few distinct labels are looked up once)."""
+    encoded = labels if isinstance(labels, pa.DictionaryArray) else as_array(labels).dictionary_encode()
+    position = {c: i for i, c in enumerate(classes)}
+    mapping = np.array([position[v] for v in encoded.dictionary.to_pylist()], dtype=np.int64)
+    return mapping[ints(encoded.indices)]

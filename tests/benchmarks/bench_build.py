@@ -1,0 +1,241 @@
+"""Benchmark `gpu-audit check` and `build` on a large seeded campaign against the I/O floor and a peer validator.
+
+    python tests/benchmarks/bench_build.py [--n 1000000] [--rounds 5] [--keep DIR]
+
+Generates (seed 20261129) a SYNTHETIC campaign of N expected IDs, 3 variants x (5 warm + 1 cold) = 18
+prediction files with planted defects, then times, each in a fresh process and in alternating order
+(one warm-up round, then --rounds rounds): the floor (SHA-256 of every input plus pyarrow's CSV reader on
+every prediction file), `gpu-audit check`, `gpu-audit build`, and the peer (`frictionless validate` of one
+prediction file against an equivalent Table Schema, times 18). Prints a table and one JSON line with the
+ratios check/floor, build/floor, peer/check and the peak RSS of build. Not part of the default test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SEED = 20261129
+CLASSES = ["admin", "games", "graphics", "net", "science", "sound", "text", "utils"]
+VARIANTS = [("b1", 1), ("b4", 4), ("b8", 8)]
+# The grid's columns come from their single source, the schema.
+GRID_COLUMNS = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "raw-results-row.schema.json").read_text())["x-csv-columns"]
+SYNTHETIC = "SYNTHETIC benchmark data (tests/benchmarks/bench_build.py); not a measurement"
+
+
+def make_campaign(root: Path, n: int, seed: int = SEED) -> dict[str, int]:
+    """Write a large synthetic campaign with planted defects; returns the planted counts."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True)
+    ids = [f"doc-{i:08d}" for i in range(n)]
+    truth = [CLASSES[rng.randrange(len(CLASSES))] for _ in range(n)]
+    (root / "expected-ids.csv").write_text("id\n" + "\n".join(ids) + "\n", encoding="utf-8")
+    (root / "reference.csv").write_text("id,label\n" + "\n".join(f"{i},{t}" for i, t in zip(ids, truth)) + "\n",
+                                        encoding="utf-8")
+    (root / "tarifs-forfaits.csv").write_text(
+        "gpu,model_name,duration_days,price_per_lot_usd_minor,gpus_per_lot,snapshot_date,price_status\n"
+        "rtx-4090,GeForce RTX 4090,7,11000,1,2026-09-24,published\n", encoding="utf-8")
+    base = [t if rng.random() > 0.1 else CLASSES[rng.randrange(len(CLASSES))] for t in truth]
+    planted = {"duplicate": 0, "unknown_label": 0, "shuffled": 0, "failed": 0}
+    rows = []
+    (root / "measurements").mkdir()
+    for variant, batch in VARIANTS:
+        phases = []
+        for phase, run in [("cold", 1)] + [("warm", r) for r in range(1, 6)]:
+            pairs = list(zip(ids, base))
+            notes = SYNTHETIC
+            observed, ids_match, fmt = n, "true", "true"
+            elapsed = f"{rng.uniform(50, 60) / batch:.3f}"
+            if (variant, phase, run) == ("b4", "warm", 2):  # a duplicate hides a missing ID; the row claims a match
+                pairs[n // 2] = pairs[n // 2 + 1]
+                planted["duplicate"] += 1
+            if (variant, phase, run) == ("b1", "warm", 3):  # a label outside the classes, honestly reported
+                pairs[n // 3] = (pairs[n // 3][0], "kernel")
+                fmt = "false"
+                planted["unknown_label"] += 1
+            if (variant, phase, run) == ("b8", "warm", 4):  # out of order, still correct
+                rng.shuffle(pairs)
+                planted["shuffled"] += 1
+            if (variant, phase, run) == ("b8", "warm", 5):  # out of memory after 40 % of the corpus
+                pairs = pairs[: (2 * n) // 5]
+                observed, ids_match, elapsed = len(pairs), "false", ""
+                notes += f"; outcome=oom; completed={len(pairs)}"
+                planted["failed"] += 1
+            path = root / "predictions" / "bench" / variant / f"{phase}-{run}.csv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("id,label\n" + "\n".join(f"{i},{lab}" for i, lab in pairs) + "\n", encoding="utf-8")
+            mem = (268435456, 270532608, 268435456 + batch * 2**30, 268435456 + batch * 2**30 + 2**28)
+            phases.append((phase, run, mem, elapsed == ""))
+            rows.append(["bench", variant, "bench-corpus-r1", "synthetic-model-r1", "synthetic-tok-r1", 1,
+                         "NVIDIA GeForce RTX 4090", 1, "cuda:0", "570.86.15", "3.12.3", "2.11.0+cu128", "12.8",
+                         "bfloat16", batch, 512, phase, run, 2 if phase == "warm" else 0, n, observed, ids_match, fmt,
+                         "macro_f1", 0.8, 0.05, "", "", elapsed, *mem, 7, 1, 11000, "", notes])
+        doc = {"schema_version": "1", "tool": "bench_build.py (synthetic)", "synthetic_data": True,
+               "run": {"experiment_id": "bench", "variant_id": variant},
+               "environment": {"python_version": "3.12.3", "torch_version": "2.11.0+cu128", "runtime": "cuda",
+                               "runtime_version": "12.8", "driver_version": "570.86.15", "device": "cuda:0",
+                               "gpu_available": True, "gpu_name": "NVIDIA GeForce RTX 4090",
+                               "gpu_total_memory_bytes": 24 * 2**30, "visible_device_count": 1, "devices_used": 1},
+               "configuration": {"device": "cuda:0", "batch": batch, "context": 512, "dtype": "bfloat16",
+                                 "warmup": 2, "repeats": 5},
+               "model": {"name": "synthetic benchmark classifier"},
+               "phases": [_phase("model_load", None, (0, 0, 268435456, 270532608)),
+                          _phase("inputs", None, (268435456, 270532608, 268435456, 270532608)),
+                          _phase("cold_forward", None, phases[0][2]), _phase("warmup", None, phases[0][2], 2)]
+               + [_phase("warm_forward", r, mem, failed=failed) for (_, r, mem, failed) in phases[1:]]}
+        (root / "measurements" / f"{variant}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    with (root / "resultats-bruts.csv").open("w", encoding="utf-8", newline="") as fh:
+        import csv
+
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(GRID_COLUMNS)
+        w.writerows(rows)
+    protocol = {
+        "schema_version": "1", "title": "Benchmark campaign (SYNTHETIC)", "question": "Which batch is cheapest?",
+        "scenario": "offline-corpus", "registered_at": "2026-10-01T09:00:00+00:00", "synthetic_data": True,
+        "notes": SYNTHETIC, "corpus": {"name": "bench", "revision": "bench-corpus-r1", "size": n},
+        "classes": CLASSES, "output_format": {"columns": ["id", "label"], "encoding": "utf-8", "delimiter": ","},
+        "quality": {"metric": "macro_f1", "threshold": 0.8, "tolerance": 0.05, "direction": "higher_is_better",
+                    "reference": {"name": "synthetic reference", "value": 0.85}},
+        "experiments": [{"id": "bench", "variable": "batch",
+                         "variants": [{"id": v, "value": b, "measurement": f"measurements/{v}.json"} for v, b in VARIANTS],
+                         "fixed": {"corpus_revision": "bench-corpus-r1", "input_order": "expected-ids.csv order",
+                                   "model_revision": "synthetic-model-r1", "tokenizer_revision": "synthetic-tok-r1",
+                                   "precision": "bfloat16", "context": 512, "padding": "longest",
+                                   "truncation": "none", "seed": 1},
+                         "runs_per_variant": 5, "cold_runs_per_variant": 1, "order": "rotated",
+                         "warmup": {"iterations": 2, "inputs": "first 64 texts"},
+                         "rental": {"gpu": "rtx-4090", "duration_days": 7, "lots": 1}}],
+        "timer": {"covers": ["read_corpus", "inference", "materialize_predictions"], "description": "synthetic"},
+        "window": {"start": "2026-10-05T09:00", "end": "2026-10-09T09:00", "timezone": "UTC"},
+        "deadline": "2026-10-09T18:00",
+        "files": {"expected_ids": "expected-ids.csv", "reference": "reference.csv", "raw_results": "resultats-bruts.csv",
+                  "tariffs": "tarifs-forfaits.csv",
+                  "predictions": "predictions/{experiment_id}/{variant_id}/{phase}-{run_index}.csv"},
+    }
+    (root / "protocol.json").write_text(json.dumps(protocol, indent=1), encoding="utf-8")
+    return planted
+
+
+def _phase(name: str, repeat: int | None, mem: tuple[int, int, int, int], iterations: int = 1,
+           failed: bool = False) -> dict[str, object]:
+    ba, br, pa_, pr = mem
+    return {"phase": name, "repeat": repeat, "iterations": iterations, "status": "failed" if failed else "ok",
+            "error": "CUDA out of memory (synthetic)" if failed else None, "elapsed_seconds": None if failed else 0.5,
+            "baseline_allocated_bytes": ba, "baseline_reserved_bytes": br, "final_allocated_bytes": ba,
+            "final_reserved_bytes": pr, "peak_allocated_bytes": pa_, "peak_reserved_bytes": pr}
+
+
+FLOOR = """
+import hashlib, sys
+from pathlib import Path
+import pyarrow as pa, pyarrow.csv as pacsv
+root = Path(sys.argv[1])
+for p in sorted(root.rglob("*")):
+    if p.is_file():
+        h = hashlib.sha256()
+        with p.open("rb") as fh:
+            while b := fh.read(1 << 20):
+                h.update(b)
+        if p.parts[-4:-3] == ("predictions",) or "predictions" in p.parts:
+            pacsv.read_csv(p)
+"""
+
+PEER_SCHEMA = {"fields": [{"name": "id", "type": "string", "constraints": {"required": True, "pattern": r"\S(.*\S)?"}},
+                          {"name": "label", "type": "string", "constraints": {"required": True, "enum": CLASSES}}]}
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int, int]:
+    """Wall seconds, exit status and peak RSS (KiB) of one fresh process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.stderr is not None:
+        proc.stderr.close()
+    return elapsed, proc.returncode, usage.ru_maxrss
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="expected IDs (default 1,000,000)")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds after one warm-up (default 5)")
+    parser.add_argument("--no-peer", action="store_true", help="skip the frictionless peer")
+    parser.add_argument("--skip-build", action="store_true", help="time only the floor and check (smoke test)")
+    parser.add_argument("--keep", type=Path, help="generate the campaign here and keep it")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="gpu-audit-bench-"))
+    py = sys.executable
+    try:
+        campaign = args.keep or work / "campaign"
+        t0 = time.perf_counter()
+        planted = make_campaign(campaign, args.n)
+        print(f"generated N={args.n:,} in {time.perf_counter() - t0:.1f} s: {planted}", file=sys.stderr)
+        keys = work / "keys"
+        subprocess.run([py, "-m", "generator", "keygen", str(keys)], check=True, stdout=subprocess.DEVNULL)
+        peer = None
+        if not args.no_peer:
+            try:
+                import frictionless  # noqa: F401
+
+                (work / "schema.json").write_text(json.dumps(PEER_SCHEMA))
+                # frictionless refuses absolute paths as unsafe: give it the folder as basepath
+                peer = [py, "-c", "import json, sys, frictionless as f; r = f.Resource(path=sys.argv[2], "
+                        "basepath=sys.argv[1], schema=f.Schema.from_descriptor(json.load(open(sys.argv[3])))"
+                        ").validate(); assert r.tasks[0].stats['rows'] > 0, r.flatten(['type', 'note'])",
+                        str(campaign / "predictions/bench/b1"), "warm-1.csv", str(work / "schema.json")]
+            except ImportError:
+                print("frictionless not installed: no peer (pip install frictionless)", file=sys.stderr)
+        commands = {
+            "floor": lambda i: [py, "-c", FLOOR, str(campaign)],
+            "check": lambda i: [py, "-m", "generator", "check", str(campaign)],
+            "build": lambda i: [py, "-m", "generator", "build", str(campaign), "-o", str(work / f"bundle-{i}"),
+                                "--key", str(keys / "signer-key.pem"), "--cert", str(keys / "signer.pem"), "--quiet"],
+        }
+        if peer:
+            commands["peer"] = lambda i: peer
+        if args.skip_build:
+            del commands["build"]
+        results: dict[str, list[float]] = {k: [] for k in commands}
+        rss: list[int] = []
+        names = list(commands)
+        for rnd in range(args.rounds + 1):
+            order = names[rnd % len(names):] + names[: rnd % len(names)]  # alternate who goes first
+            for name in order:
+                seconds, code, peak = timed(commands[name](rnd))
+                if (name in ("check", "build") and code not in (0, 1)) or (name in ("floor", "peer") and code):
+                    raise SystemExit(f"{name} failed with exit status {code}")
+                if name == "build":
+                    shutil.rmtree(work / f"bundle-{rnd}", ignore_errors=True)
+                if rnd == 0:
+                    continue  # warm-up: page cache and imports
+                results[name].append(seconds * (18 if name == "peer" else 1))
+                if name == "build":
+                    rss.append(peak)
+        print(f"{'what':<8}{'median s':>10}{'min s':>10}{'max s':>10}")
+        for name, values in results.items():
+            print(f"{name:<8}{statistics.median(values):>10.2f}{min(values):>10.2f}{max(values):>10.2f}")
+        med = {k: statistics.median(v) for k, v in results.items()}
+        summary = {"n": args.n, "rounds": args.rounds, "check_over_floor": round(med["check"] / med["floor"], 2),
+                   "build_over_floor": round(med["build"] / med["floor"], 2) if "build" in med else None,
+                   "peer_over_check": round(med["peer"] / med["check"], 1) if "peer" in med else None,
+                   "build_peak_rss_mib": round(max(rss) / 1024, 1) if rss else None,
+                   "medians_s": {k: round(v, 3) for k, v in med.items()}}
+        print(json.dumps(summary))
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

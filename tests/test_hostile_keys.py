@@ -1,0 +1,168 @@
+"""Keys: private keys are written 0600 (whatever the umask), never overwritten, never printed; a wrong, missing or
+superfluous passphrase is a clear usage error that names where the passphrase comes from and never echoes it.
+(That a signed build neither prints nor copies a key, its own or one lying in the campaign: test_hostile_safety.)"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import pkcs12
+
+from conftest import EXAMPLE
+from generator import signing
+
+PASSPHRASE = "correct horse battery staple 7f3a"
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return signing.keygen(tmp_path_factory.mktemp("keys"), "Key Org")
+
+
+@pytest.fixture
+def encrypted_key(keys: tuple[Path, Path], tmp_path: Path) -> Path:
+    ident = signing.load_pem_identity(*keys)
+    path = tmp_path / "encrypted-key.pem"
+    path.write_bytes(ident.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                             serialization.BestAvailableEncryption(PASSPHRASE.encode())))
+    return path
+
+
+@pytest.fixture
+def p12(keys: tuple[Path, Path], tmp_path: Path) -> Path:
+    ident = signing.load_pem_identity(*keys)
+    path = tmp_path / "id.p12"
+    path.write_bytes(pkcs12.serialize_key_and_certificates(
+        b"id", ident.key, ident.cert, None, serialization.BestAvailableEncryption(PASSPHRASE.encode())))
+    return path
+
+
+def _no_secret(text: str, key: Path | None = None) -> None:
+    assert PASSPHRASE not in text
+    assert "PRIVATE KEY" not in text
+    if key is not None:
+        body = [ln for ln in key.read_text().splitlines() if "-----" not in ln]
+        assert not any(ln in text for ln in body)
+
+
+def test_keygen_writes_the_key_0600_whatever_the_umask(run_cli, tmp_path: Path) -> None:
+    previous = os.umask(0)
+    try:
+        r = run_cli("keygen", str(tmp_path / "k"), "--name", "Org")
+    finally:
+        os.umask(previous)
+    assert r.code == 0
+    key = tmp_path / "k" / signing.KEY_NAME
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    _no_secret(r.out + r.err, key)
+
+
+def test_keygen_refuses_a_dangling_link_where_the_key_goes(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "k").mkdir()
+    victim = tmp_path / "elsewhere.pem"
+    (tmp_path / "k" / signing.KEY_NAME).symlink_to(victim)
+    r = run_cli("keygen", str(tmp_path / "k"))
+    assert r.code == 2
+    assert r.err == (f"gpu-audit: error: {tmp_path / 'k' / signing.KEY_NAME} already exists; keys are never "
+                     "overwritten (choose another folder)\n")
+    assert not victim.exists()
+
+
+def test_keygen_into_a_file_is_a_usage_error(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    r = run_cli("keygen", str(tmp_path / "file"))
+    assert r.code == 2 and "Traceback" not in r.err and r.err.startswith("gpu-audit: error: ")
+
+
+def test_pem_key_wrong_passphrase(run_cli, keys: tuple[Path, Path], encrypted_key: Path, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_AUDIT_KEY_PASSPHRASE", "wrong " + PASSPHRASE[::-1])
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(encrypted_key), "--cert", str(keys[1]))
+    assert r.code == 2
+    assert r.err == (f"gpu-audit: error: {encrypted_key}: wrong passphrase (from $GPU_AUDIT_KEY_PASSPHRASE) for this "
+                     "encrypted key\n")
+    assert PASSPHRASE[::-1] not in r.err
+    assert not (tmp_path / "b").exists()
+
+
+def test_pem_key_missing_passphrase(run_cli, keys: tuple[Path, Path], encrypted_key: Path, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPU_AUDIT_KEY_PASSPHRASE", raising=False)
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(encrypted_key), "--cert", str(keys[1]))
+    assert r.code == 2
+    assert r.err == f"gpu-audit: error: {encrypted_key} is encrypted: give its passphrase in $GPU_AUDIT_KEY_PASSPHRASE\n"
+
+
+def test_pem_key_passphrase_for_a_plain_key(run_cli, keys: tuple[Path, Path], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_AUDIT_KEY_PASSPHRASE", PASSPHRASE)
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(keys[0]), "--cert", str(keys[1]))
+    assert r.code == 2
+    assert r.err == (f"gpu-audit: error: {keys[0]} is not encrypted, but a passphrase was given: unset "
+                     "$GPU_AUDIT_KEY_PASSPHRASE\n")
+    _no_secret(r.err, keys[0])
+
+
+def test_pem_key_right_passphrase_loads(encrypted_key: Path, keys: tuple[Path, Path]) -> None:
+    ident = signing.load_pem_identity(encrypted_key, keys[1], PASSPHRASE.encode())
+    assert ident.fingerprint == signing.load_pem_identity(*keys).fingerprint
+
+
+@pytest.mark.parametrize("content", [b"", b"not a key", b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+                                     b"\x00" * 100])
+def test_damaged_pem_key_is_a_usage_error(run_cli, keys: tuple[Path, Path], tmp_path: Path, content: bytes,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPU_AUDIT_KEY_PASSPHRASE", raising=False)
+    bad = tmp_path / "bad.pem"
+    bad.write_bytes(content)
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(bad), "--cert", str(keys[1]))
+    assert r.code == 2
+    assert r.err.startswith(f"gpu-audit: error: {bad}: not a PEM private key")
+    _no_secret(r.err)
+
+
+def test_a_key_of_another_kind_is_refused_with_the_reason(run_cli, keys: tuple[Path, Path], tmp_path: Path) -> None:
+    other = tmp_path / "rsa.pem"
+    other.write_bytes(rsa.generate_private_key(65537, 2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    os.chmod(other, 0o600)
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(other), "--cert", str(keys[1]))
+    assert r.code == 2 and "the key must be ECDSA P-256" in r.err
+    _no_secret(r.err, other)
+    p384 = tmp_path / "p384.pem"
+    p384.write_bytes(ec.generate_private_key(ec.SECP384R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(p384), "--cert", str(keys[1]))
+    assert r.code == 2 and "the key must be ECDSA P-256" in r.err
+
+
+def test_pkcs12_wrong_passphrase(run_cli, p12: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_AUDIT_PKCS12_PASSPHRASE", "wrong " + PASSPHRASE[::-1])
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--pkcs12", str(p12))
+    assert r.code == 2
+    assert r.err == (f"gpu-audit: error: {p12}: wrong passphrase (from $GPU_AUDIT_PKCS12_PASSPHRASE or the prompt), "
+                     "or not a PKCS#12 file\n")
+    assert PASSPHRASE[::-1] not in r.err
+    assert not (tmp_path / "b").exists()
+
+
+def test_pkcs12_without_passphrase(run_cli, p12: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPU_AUDIT_PKCS12_PASSPHRASE", raising=False)
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--pkcs12", str(p12))  # stdin is no terminal
+    assert r.code == 2
+    assert r.err == (f"gpu-audit: error: {p12}: wrong passphrase (none given: set $GPU_AUDIT_PKCS12_PASSPHRASE), or "
+                     "not a PKCS#12 file\n")
+
+
+def test_pkcs12_garbage_is_a_usage_error(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_AUDIT_PKCS12_PASSPHRASE", PASSPHRASE)
+    bad = tmp_path / "bad.p12"
+    bad.write_bytes(b"\x30\x82\xff\xff" + b"\x00" * 64)
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--pkcs12", str(bad))
+    assert r.code == 2 and r.err.startswith(f"gpu-audit: error: {bad}: ")
+    _no_secret(r.err)

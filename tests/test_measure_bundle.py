@@ -1,0 +1,52 @@
+"""Measurement JSON written by `gpu-audit measure run` (the committed H200 runs) passes check and build cleanly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import REPO, read_grid, write_grid
+from generator.check import check_campaign
+
+H200 = REPO / "inputs" / "measurements-h200" / "h200-large-fp32.json"
+MEMORY = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")
+
+
+def _campaign_on_h200_measurements(campaign: Path) -> None:
+    """Point every variant of one experiment at the real H200 file and copy its figures into the grid rows."""
+    doc = json.loads(H200.read_text())
+    phases = {("cold", 1): next(p for p in doc["phases"] if p["phase"] == "cold_forward")}
+    phases.update({("warm", p["repeat"]): p for p in doc["phases"] if p["phase"] == "warm_forward"})
+    protocol = json.loads((campaign / "protocol.json").read_text())
+    exp = next(e for e in protocol["experiments"] if e["id"] == "rtx4090-batch")
+    for variant in exp["variants"]:
+        shutil.copyfile(H200, campaign / variant["measurement"])  # byte for byte, as measured
+    rows = read_grid(campaign)
+    header = rows[0]
+    for row in rows[1:]:
+        if row[header.index("experiment_id")] != "rtx4090-batch":
+            continue
+        phase = phases[(row[header.index("phase")], int(row[header.index("run_index")]))]
+        for column in MEMORY:
+            row[header.index(column)] = str(phase[column])
+        row[header.index("gpu_model")] = doc["environment"]["gpu_name"]
+        row[header.index("gpu_count")] = str(doc["environment"]["devices_used"])
+    write_grid(campaign, rows)
+
+
+def test_measure_output_checks_without_findings(campaign: Path) -> None:
+    _campaign_on_h200_measurements(campaign)
+    result = check_campaign(campaign)
+    assert [f.code for f in result.findings] == []
+    measured = [c["measurement"] for c in result.decision["configurations"] if c["experiment_id"] == "rtx4090-batch"]
+    assert all(m["environment"]["gpu_name"] == "NVIDIA H200" and not m["synthetic_data"] for m in measured)
+
+
+def test_bundle_from_measure_output_verifies(run_cli, campaign: Path, tmp_path: Path) -> None:
+    _campaign_on_h200_measurements(campaign)
+    out = tmp_path / "bundle"
+    r = run_cli("build", str(campaign), "-o", str(out), "--unsigned", "--quiet")
+    assert r.code == 0, r.out
+    assert run_cli("verify", str(out), "--allow-unsigned").code == 0
+    assert (out / "data/inputs/measurements/rtx4090-batch-b1.json").read_bytes() == H200.read_bytes()

@@ -1,0 +1,112 @@
+"""Scale: the column-wise path gives exactly the findings of the straightforward one; the benchmark runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+from conftest import REPO
+from generator.check import check_campaign
+
+sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
+from bench_build import make_campaign  # noqa: E402
+
+
+def _defective(root: Path) -> Path:
+    """The benchmark's campaign (duplicate, unknown label, shuffled, partial failure) plus harder cases."""
+    make_campaign(root, 3000)
+    b1 = root / "predictions/bench/b1"
+    lines = (b1 / "warm-1.csv").read_text().splitlines()
+    lines[10] = "doc-x9,admin"            # an extra ID replaces an expected one
+    lines[11] = " doc-00000010,admin"      # a space-padded ID
+    lines[12] = lines[13]                  # a duplicate
+    lines[14] = lines[14] + ",extra"       # a line with three fields
+    (b1 / "warm-1.csv").write_text("\n".join(lines) + "\n")
+    text = (b1 / "warm-2.csv").read_text().replace("\n", "\r\n")
+    (b1 / "warm-2.csv").write_text(text.replace("doc-00000100,", '"doc-00000100",', 1))  # quoted cell, CRLF
+    lines = (b1 / "warm-4.csv").read_text().splitlines()
+    lines.insert(50, "")                   # a blank line shifts the line numbers
+    lines[70] = "doc-\u00a0bad,admin"       # non-ASCII whitespace inside an ID
+    lines[71] = lines[71].split(",")[0] + ",Utils"
+    (b1 / "warm-4.csv").write_text("\n".join(lines) + "\n")
+    b4 = root / "predictions/bench/b4"
+    rows = (b4 / "warm-5.csv").read_text().splitlines()
+    head, body = rows[0], rows[1:]
+    (b4 / "warm-5.csv").write_text("\n".join([head] + body[::-1] + body[:3]) + "\n")  # reversed, 3 repeated
+    (b4 / "warm-3.csv").write_bytes(b"\xef\xbb\xbf" + (b4 / "warm-3.csv").read_bytes())  # BOM
+    return root
+
+
+def _comparable(result) -> tuple[list[dict], dict]:
+    decision = json.loads(json.dumps(result.decision))
+    decision.pop("generated_at")
+    return [f.to_dict() for f in result.findings], decision
+
+
+def test_fast_and_reference_paths_agree_exactly(tmp_path: Path) -> None:
+    root = _defective(tmp_path / "c")
+    fast, reference = check_campaign(root), check_campaign(root, fast=False)
+    fast_findings, fast_decision = _comparable(fast)
+    ref_findings, ref_decision = _comparable(reference)
+    assert fast_findings == ref_findings
+    assert fast_decision == ref_decision
+    codes = {f["code"] for f in fast_findings}
+    # the defects were really planted and seen, so the comparison is not between two empty reports
+    assert {"ids-match-mismatch", "field-count", "invalid-id", "unknown-label"} <= codes
+    runs = {(r["phase"], r["run_index"], c["variant_id"]): r["recomputed"]
+            for c in fast_decision["configurations"] for r in c["runs"]}
+    assert runs[("warm", 5, "b4")]["duplicates"] == 3 and runs[("warm", 5, "b4")]["ids_match"] is False
+    assert runs[("warm", 4, "b8")]["quality_value"] is not None  # the shuffled file is still scored
+
+
+def test_findings_stay_bounded_with_many_bad_rows(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    make_campaign(root, 20000)
+    path = root / "predictions/bench/b1/warm-1.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0]] + [ln.split(",")[0] + ",nonsense" for ln in lines[1:]]) + "\n")
+    result = check_campaign(root)
+    unknown = [f for f in result.findings if f.code == "unknown-label" and f.file.endswith("b1/warm-1.csv")]
+    assert len(unknown) == 1
+    assert unknown[0].value == 20000
+    assert unknown[0].message.startswith("20000 labels outside the declared classes (first: line 2: 'nonsense'")
+
+
+def test_smoke_benchmark_runs_and_reports_ratios(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(REPO / "tests/benchmarks/bench_build.py"), "--n", "2000",
+                           "--rounds", "1", "--no-peer", "--skip-build"],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["n"] == 2000 and summary["check_over_floor"] > 0
+    assert "floor" in proc.stdout and "check" in proc.stdout
+
+
+def test_build_shows_progress_only_on_a_terminal(tmp_path: Path, run_cli) -> None:
+    import os
+    import pty
+
+    from conftest import EXAMPLE
+
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "quiet"), "--unsigned")
+    assert r.code == 0 and r.err == "warning: the bundle is UNSIGNED\n"  # stderr is no terminal: no bar
+    pid, fd = pty.fork()
+    if pid == 0:  # child: stdout and stderr are the terminal
+        os.execv(sys.executable, [sys.executable, "-m", "generator", "build", str(EXAMPLE), "-o",
+                                  str(tmp_path / "tty"), "--unsigned"])
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.waitpid(pid, 0)
+    text = seen.decode("utf-8", "replace")
+    assert "recomputing prediction files     [" in text
+    assert "copying inputs and rendering..." in text and "signing..." in text

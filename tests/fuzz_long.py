@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     stats: collections.Counter = collections.Counter()
     known: collections.Counter = collections.Counter()
     failures: list[str] = []
+    harness_errors: list[str] = []  # a mutator or the harness itself failed: not a finding about gpu-audit
     start = time.monotonic()
     if args.replay is not None:
         one_input(args.replay, 0, found, stats, failures, known, verbose=True)
@@ -133,13 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         try:
             one_input(seed, index, found, stats, failures, known)
         except Exception as exc:  # noqa: BLE001 - a harness problem must not end the run silently
-            failures.append(f"seed {seed}: harness error {type(exc).__name__}: {exc}")
-            print(failures[-1], flush=True)
+            harness_errors.append(f"seed {seed}: harness error {type(exc).__name__}: {exc}")
+            print(harness_errors[-1], flush=True)
         index += 1
         if time.monotonic() - last >= args.progress:
             last = time.monotonic()
             print(f"[{(last - start) / 60:5.1f} min] inputs {index}, failures {len(failures)}, "
-                  f"known bugs hit {sum(known.values())}", flush=True)
+                  f"known bugs hit {sum(known.values())}, harness errors {len(harness_errors)}", flush=True)
     minutes = (time.monotonic() - start) / 60
     commands = sum(v for k, v in stats.items() if k.startswith("commands:"))
     print("=" * 72)
@@ -153,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"failures: {len(failures)}")
     for f in failures:
         print("  " + f.splitlines()[0])
-    return 1 if failures else 0
+    print(f"harness errors (the fuzzer's own, not gpu-audit's): {len(harness_errors)}")
+    for f in harness_errors:
+        print("  " + f)
+    return 1 if failures or harness_errors else 0
 
 
 if __name__ == "__main__":

@@ -542,7 +542,7 @@ def campaign_mutation(rng: random.Random, root: Path) -> str:
     """One mutation of a campaign folder, weighted towards the grid and the protocol."""
     try:
         return _campaign_mutation(rng, root)
-    except (OSError, ValueError, RecursionError) as exc:  # an earlier mutation left something odd there
+    except (OSError, ValueError, RecursionError, LookupError) as exc:  # an earlier mutation left something odd
         return f"mutation skipped ({type(exc).__name__})"
 
 
@@ -589,10 +589,10 @@ def _mutate_manifest_text(rng: random.Random, path: Path) -> str:
         lines.append(f"{digest}  {rng.choice(MANIFEST_LINES)}")
     elif op == 1:
         i = rng.randrange(len(lines))
-        lines[i] = f"{digest}  {lines[i].split(maxsplit=1)[-1]}"
+        lines[i] = f"{digest}  {(lines[i].split(maxsplit=1) or [''])[-1]}"
     elif op == 2:
         i = rng.randrange(len(lines))
-        lines[i] = lines[i].split(maxsplit=1)[0] + "  " + rng.choice(MANIFEST_LINES)
+        lines[i] = (lines[i].split(maxsplit=1) or [""])[0] + "  " + rng.choice(MANIFEST_LINES)
     elif op == 3:
         lines.insert(rng.randrange(len(lines) + 1), rng.choice(["", " ", "onlyone", "a b c d", "\t\t"]))
     else:
@@ -605,7 +605,7 @@ def mutate_bundle(rng: random.Random, root: Path, resign: Callable[[Path], None]
     """One mutation of a bundle folder; `resign` re-signs MANIFEST.json afterwards (to reach deeper checks)."""
     try:
         return _mutate_bundle(rng, root, resign)
-    except (OSError, ValueError, RecursionError) as exc:  # an earlier mutation left something odd there
+    except (OSError, ValueError, RecursionError, LookupError) as exc:  # an earlier mutation left something odd
         return f"mutation skipped ({type(exc).__name__})"
 
 

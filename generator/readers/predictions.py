@@ -274,8 +274,3 @@ def read_labels(path: Path, display: str, classes: set[str] | None, severity: Se
 def read_ids(path: Path, display: str, *, fast: bool = True) -> LabelFile:
     """The expected-IDs file (`id`)."""
     return read_label_file(path, display, ColumnRules.from_schema("expected-ids-row", None), Severity.ERROR, fast=fast)
-
-
-def parse_labels(text: str, display: str, classes: set[str] | None, severity: Severity) -> LabelFile:
-    """Parse `id,label` text with the reference reader (used for small in-memory files)."""
-    return parse_reference(text, display, ColumnRules.from_schema("labels-row", classes), severity)

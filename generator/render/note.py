@@ -17,6 +17,7 @@ import jinja2
 from generator.errors import OutputExistsError, UsageError
 from generator.render.filters import FILTERS
 from generator.render.view import build_view
+from generator.resources import templates_dir
 
 HTML_NAME = "decision-note.html"
 PDF_NAME = "decision-note.pdf"
@@ -34,8 +35,12 @@ class Evidence:
 
 def environment() -> jinja2.Environment:
     """The Jinja2 environment: package templates, autoescape on, undefined names are errors."""
+    def load(name: str) -> str | None:
+        path = templates_dir() / name
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("generator", "templates"),
+        loader=jinja2.FunctionLoader(load),  # resources.py is the one place that knows where templates are
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

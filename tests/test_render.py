@@ -102,6 +102,32 @@ def test_error_findings_show_in_the_title_block(campaign: Path, tmp_path: Path, 
     assert rows  # the grid was read before mutation
 
 
+def test_identical_attempts_share_a_row_but_a_failure_never_does(example_decision: Path) -> None:
+    from generator.render.view import build_view
+
+    decision = json.loads(example_decision.read_text())
+    rows = [r for r in build_view(decision, signature_status="test")["acceptance_rows"]
+            if r["configuration"] == "rtx4090-batch/b8"]
+    assert [(r["attempts"], r["outcome"], r["count"]) for r in rows] == [
+        ("cold 1, warm 1, 2, 4, 5", "ok", 5), ("warm 3", "oom", 1)]
+    b8 = next(c for c in decision["configurations"] if c["id"] == "rtx4090-batch/b8")
+    assert sum(r["count"] for r in rows) == len(b8["runs"]) == 6
+
+
+def test_a_mismatched_claim_gets_its_own_highlighted_row(campaign: Path, tmp_path: Path, run_cli) -> None:
+    rows = read_grid(campaign)
+    col = rows[0].index
+    line = next(i for i, r in enumerate(rows) if i and r[col("experiment_id")] == "rtx4090-batch"
+                and r[col("variant_id")] == "b4" and r[col("phase")] == "warm" and r[col("run_index")] == "2")
+    set_cell(campaign, line, "quality_value", "0.9990")
+    out = tmp_path / "d.json"
+    assert run_cli("check", str(campaign), "--out", str(out)).code == 1
+    html = render_html(json.loads(out.read_text()), signature_status="test")
+    assert '<td>rtx4090-batch/b4</td><td>warm 2</td>' in html
+    assert '<td class="mismatch">0.9990 / 0.8754</td>' in html
+    assert '<td>rtx4090-batch/b4</td><td>cold 1, warm 1, 3\u20135</td>' in html
+
+
 INJECTED = ('<img src="file:///etc/passwd"> <a href="http://169.254.169.254/latest/meta-data/">x</a> '
             '<script>alert(1)</script> <link rel="stylesheet" href="http://169.254.169.254/s.css">')
 

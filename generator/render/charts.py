@@ -4,33 +4,45 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from typing import Any
 
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
 GIB = 2**30
+WIDTH_IN = 6.6
 # Fixed salt and no date: the same data gives byte-identical SVG.
 _RC = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8, "font.family": "DejaVu Sans",
        "axes.spines.top": False, "axes.spines.right": False}
+PHASE_LABELS = {"model_load": "load", "inputs": "inputs", "cold_forward": "cold", "warmup": "warm-\nup",
+                "warm_forward": "warm"}
 
 
 def _to_data_url(fig: Figure) -> str:
+    # Fixed margins instead of bbox_inches="tight", which draws every figure twice.
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _label_margin(labels: list[str], width_in: float) -> float:
+    """The left margin, as a fraction of the width, that fits the longest y label at 8 pt."""
+    longest = max((len(label) for label in labels), default=4)
+    return min(0.45, (0.25 + 0.062 * longest) / width_in)
 
 
 def durations_chart(configs: list[dict[str, Any]]) -> str:
     """Each raw run a point (warm circles, cold triangles), the warm median a bar, failures named, never at 0."""
     with rc_context(_RC):
-        height = 0.9 + 0.38 * len(configs)
-        fig = Figure(figsize=(6.6, height))
+        height = 1.0 + 0.3 * len(configs)
+        fig = Figure(figsize=(WIDTH_IN, height))
+        labels = [c["id"] for c in configs]
+        fig.subplots_adjust(left=_label_margin(labels, WIDTH_IN), right=0.8, bottom=0.55 / height,
+                            top=1 - 0.3 / height)
         ax = fig.add_subplot()
-        labels = []
         xmax = max([d for c in configs for k in ("warm", "cold") for d in c["timing"][k]["durations"]] or [1.0])
         for y, c in enumerate(configs):
-            labels.append(c["id"])
             warm, cold = c["timing"]["warm"], c["timing"]["cold"]
             ax.scatter(warm["durations"], [y] * len(warm["durations"]), marker="o", s=16, facecolors="white",
                        edgecolors="black", linewidths=0.8, zorder=3, label="warm run" if y == 0 else None)
@@ -41,7 +53,7 @@ def durations_chart(configs: list[dict[str, Any]]) -> str:
                         label="warm median" if y == 0 else None)
             failed = warm["failures"] + cold["failures"]
             if failed:
-                ax.annotate(f"{failed} failed (no duration)", (xmax * 1.04, y), va="center", fontsize=7,
+                ax.annotate(f"{failed} failed\n(no duration)", (xmax * 1.04, y), va="center", fontsize=7,
                             fontweight="bold", annotation_clip=False)
         ax.set_yticks(range(len(configs)), labels)
         ax.set_ylim(len(configs) - 0.5, -0.5)
@@ -52,29 +64,62 @@ def durations_chart(configs: list[dict[str, Any]]) -> str:
         return _to_data_url(fig)
 
 
-def memory_chart(phases: list[dict[str, Any]], title: str) -> str:
-    """Absolute peaks per phase, allocated and reserved side by side (never summed); warm_forward at its max."""
+def phase_peaks(phases: list[dict[str, Any]]) -> list[tuple[str, int | None, int | None, bool]]:
+    """(label, peak allocated, peak reserved, failed) per phase; the warm repeats as one bar at their maximum."""
     rows: list[tuple[str, int | None, int | None, bool]] = []
     warm = [p for p in phases if p["phase"] == "warm_forward"]
     for p in phases:
         if p["phase"] != "warm_forward":
-            rows.append((p["phase"], p.get("peak_allocated_bytes"), p.get("peak_reserved_bytes"), p["status"] == "failed"))
+            rows.append((PHASE_LABELS.get(p["phase"], p["phase"]), p.get("peak_allocated_bytes"),
+                         p.get("peak_reserved_bytes"), p["status"] == "failed"))
     if warm:
         alloc = [p["peak_allocated_bytes"] for p in warm if p.get("peak_allocated_bytes") is not None]
         res = [p["peak_reserved_bytes"] for p in warm if p.get("peak_reserved_bytes") is not None]
-        rows.append((f"warm_forward (max of {len(warm)})", max(alloc) if alloc else None, max(res) if res else None,
+        rows.append((f"warm\n(max of {len(warm)})", max(alloc) if alloc else None, max(res) if res else None,
                      any(p["status"] == "failed" for p in warm)))
+    return rows
+
+
+def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> str:
+    """One panel per configuration: peak reserved as an outlined bar with peak allocated inside it (never summed).
+
+    Panels of one experiment form a row and share their y axis (one GPU model), which keeps the chart light
+    enough to draw quickly in the PDF.
+    """
+    rows: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
+    for experiment, title, phases in panels:
+        rows.setdefault(experiment, []).append((title, phases))
+    columns = max(len(r) for r in rows.values())
+    height = 0.45 + 1.35 * len(rows)
     with rc_context(_RC):
-        fig = Figure(figsize=(6.6, 1.7))
-        ax = fig.add_subplot()
-        xs = range(len(rows))
-        ax.bar([x - 0.2 for x in xs], [(r[1] or 0) / GIB for r in rows], width=0.38, color="0.25",
-               label="peak allocated")
-        ax.bar([x + 0.2 for x in xs], [(r[2] or 0) / GIB for r in rows], width=0.38, color="0.82", edgecolor="black",
-               linewidth=0.6, label="peak reserved")
-        ax.set_xticks(list(xs), [r[0] + (" (failed)" if r[3] else "") for r in rows], fontsize=7)
-        ax.set_ylabel("GiB")
-        ax.set_title(title, fontsize=8, loc="left")
-        ax.legend(fontsize=7, frameon=False, loc="upper left")
-        ax.grid(axis="y", color="0.85", linewidth=0.6)
+        fig = Figure(figsize=(WIDTH_IN, height))
+        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.5 / height, top=1 - 0.42 / height, wspace=0.08,
+                            hspace=0.9)
+        grid = fig.add_gridspec(len(rows), columns)
+        for r, members in enumerate(rows.values()):
+            first = None
+            top = max([(p[2] or 0) / GIB for _, phases in members for p in phase_peaks(phases)] + [1e-9])
+            for c, (title, phases) in enumerate(members):
+                ax = fig.add_subplot(grid[r, c], sharey=first)
+                first = first or ax
+                peaks = phase_peaks(phases)
+                xs = range(len(peaks))
+                ax.bar(xs, [(p[2] or 0) / GIB for p in peaks], width=0.75, color="0.9", edgecolor="black",
+                       linewidth=0.6, label="peak reserved")
+                ax.bar(xs, [(p[1] or 0) / GIB for p in peaks], width=0.4, color="0.25",
+                       label="peak allocated (part of reserved)")
+                ax.set_xticks(list(xs), [p[0] for p in peaks], fontsize=6)
+                ax.tick_params(axis="x", length=0)
+                ax.tick_params(axis="y", labelsize=6, labelleft=c == 0)
+                ax.locator_params(axis="y", nbins=4)
+                ax.set_title(title, fontsize=7, loc="left")
+                ax.grid(axis="y", color="0.85", linewidth=0.6)
+                for x, p in zip(xs, peaks):
+                    if p[3]:
+                        ax.annotate("failed", (x, (p[2] or 0) / GIB + top * 0.04), ha="center", fontsize=6,
+                                    fontweight="bold", annotation_clip=False)
+                if c == 0:
+                    ax.set_ylabel("GiB", fontsize=7)
+                if r == 0 and c == 0:
+                    fig.legend(loc="upper right", fontsize=7, frameon=False, ncols=2)
         return _to_data_url(fig)

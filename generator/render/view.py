@@ -41,20 +41,85 @@ def _run_view(run: dict[str, Any]) -> dict[str, Any]:
             "failed": run["outcome"] != "ok"}
 
 
-def _memory_rows(config: dict[str, Any]) -> list[dict[str, Any]]:
-    m = config.get("measurement")
-    if not m:
-        return []
-    return [{"phase": p["phase"] + (f" {p['repeat']}" if p.get("repeat") else ""), **p} for p in m["phases"]]
+def _index_list(indexes: list[int]) -> str:
+    """Run numbers with each series of three or more consecutive ones as a range: '1, 3–5'."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(indexes) + 1):
+        if i == len(indexes) or indexes[i] != indexes[i - 1] + 1:
+            series = indexes[start:i]
+            parts += [f"{series[0]}\u2013{series[-1]}"] if len(series) > 2 else [str(n) for n in series]
+            start = i
+    return ", ".join(parts)
 
 
-def _notes(runs: list[dict[str, Any]]) -> list[dict[str, str]]:
+def attempt_list(runs: list[dict[str, Any]]) -> str:
+    """The attempts named by phase and number, e.g. 'cold 1, warm 1–5'."""
+    by_phase: dict[str, list[int]] = {}
+    for run in runs:
+        by_phase.setdefault(run["phase"], []).append(run["run_index"])
+    return ", ".join(f"{phase} {_index_list(sorted(indexes))}" for phase, indexes in by_phase.items())
+
+
+def group_attempts(config_id: str, runs: list[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
+    """The attempts of one configuration whose shown values (key) are identical, as one row naming each of them.
+
+    Only identical rows are folded, and every attempt keeps its name and number, so a failure is never merged
+    with a success and five identical repeats still read as five attempts.
+    """
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault(key(run), []).append(run)
+    return [{**members[0], "configuration": config_id, "attempts": attempt_list(members), "count": len(members)}
+            for members in groups.values()]
+
+
+def _acceptance_key(run: dict[str, Any]) -> Any:
+    return (run["outcome"], run["completed_items"], json.dumps([run["cells"], run["sets"]], sort_keys=True))
+
+
+def _memory_key(run: dict[str, Any]) -> Any:
+    return (run["outcome"], json.dumps(run["memory"], sort_keys=True))
+
+
+def _notes(configs: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Each distinct note once, with the attempts that carry it (identical notes are not repeated)."""
-    grouped: dict[str, list[str]] = {}
-    for r in runs:
-        if r["notes"]:
-            grouped.setdefault(r["notes"], []).append(f"{r['phase']} {r['run_index']}")
-    return [{"attempts": ", ".join(a), "text": text} for text, a in grouped.items()]
+    grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    total = 0
+    for c in configs:
+        for r in c["runs"]:
+            total += 1
+            if r["notes"]:
+                grouped.setdefault(r["notes"], {}).setdefault(c["id"], []).append(r)
+    notes = []
+    for text, by_config in grouped.items():
+        carried = sum(len(runs) for runs in by_config.values())
+        if carried == total:
+            where = f"all {total} attempts"
+        else:
+            where = "; ".join(f"{cid}: {attempt_list(runs)}" for cid, runs in by_config.items())
+        notes.append({"attempts": where, "text": text})
+    return notes
+
+
+ENVIRONMENT_COLUMNS = ("gpu_model", "gpu_count", "driver_version", "python_version", "torch_version",
+                       "runtime_version", "precision")
+
+
+def _environments(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Configurations that ran in the same environment share a row (the batch size is a variable, not shown)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for c in configs:
+        shown = {k: c["environment"].get(k) for k in ENVIRONMENT_COLUMNS}
+        m = c.get("measurement")
+        shown["measured"] = (m["environment"].get("gpu_name"), m["environment"].get("visible_device_count")) if m else None
+        row = rows.setdefault(json.dumps(shown, sort_keys=True), {**shown, "configurations": []})
+        row["configurations"].append(c["id"])
+    return list(rows.values())
+
+
+def _memory_panels(configs: list[dict[str, Any]]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    return [(c["experiment_id"], c["id"], c["measurement"]["phases"]) for c in configs if c.get("measurement")]
 
 
 def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, Any]:
@@ -68,16 +133,12 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
         items = [f for f in findings if f["severity"] == severity]
         grouped.append({"severity": severity, "count": len(items), "entries": items[:FINDINGS_PER_SEVERITY],
                         "hidden": max(0, len(items) - FINDINGS_PER_SEVERITY)})
-    config_views = []
+    acceptance_rows, memory_rows = [], []
     for c in configs:
-        config_views.append({
-            **c,
-            "runs_view": [_run_view(r) for r in c["runs"]],
-            "memory_rows": _memory_rows(c),
-            "notes": _notes(c["runs"]),
-            "memory_chart": (charts.memory_chart(c["measurement"]["phases"], f"{c['id']}: peaks per phase "
-                                                 f"({c['measurement']['file']})") if c.get("measurement") else None),
-        })
+        runs = [_run_view(r) for r in c["runs"]]
+        acceptance_rows += group_attempts(c["id"], runs, _acceptance_key)
+        memory_rows += group_attempts(c["id"], runs, _memory_key)
+    panels = _memory_panels(configs)
     return {
         "bundle_id": bundle_id(decision),
         "signature_status": signature_status,
@@ -92,7 +153,14 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
         "warnings": decision["finding_counts"]["warning"],
         "synthetic": bool(decision["campaign"] and decision["campaign"]["synthetic_data"])
         or any(c.get("measurement") and c["measurement"]["synthetic_data"] for c in configs),
-        "configurations": config_views,
+        "configurations": configs,
+        "acceptance_rows": acceptance_rows,
+        "memory_rows": memory_rows,
+        "notes": _notes(configs),
+        "tail_notes": sorted({c["timing"]["warm"]["tail_note"] for c in configs if c["timing"]["warm"]["tail_note"]}),
+        "environments": _environments(configs),
+        "measurement_files": [(c["id"], c["measurement"]["file"]) for c in configs if c.get("measurement")],
+        "memory_chart": charts.memory_chart(panels) if panels else None,
         "experiments": decision["experiments"],
         "durations_chart": charts.durations_chart(configs) if configs else None,
         "findings": grouped,

@@ -21,9 +21,9 @@ from generator.bagit_format import (BAGIT_TXT, PAYLOAD_ALGORITHMS, TAG_ALGORITHM
                                     manifest_text)
 from generator.campaign import PROTOCOL_FILE
 from generator.check import CheckResult, check_campaign
-from generator.errors import AuditError, OutputExistsError, SecretInInputError, UsageError
+from generator.errors import AuditError, OutputExistsError, UsageError
 from generator.limits import Limits, applied
-from generator.readers.csvtable import holds_private_key
+from generator.copying import Copier
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
 from generator.render.view import bundle_id as make_bundle_id
 from generator.report import findings_payload
@@ -98,43 +98,24 @@ def _claim(target: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _copy_hashing(source: Path, target: Path, rel: str) -> dict[str, str]:
-    """Copy one input in a single read pass, hashing it with every manifest algorithm on the way.
-
-    A PEM private key anywhere in it stops the build (a key never enters a bundle).
-    """
-    hashers = {alg: hashlib.new(alg) for alg in PAYLOAD_ALGORITHMS}
-    tail = b""
-    with source.open("rb") as src, target.open("xb") as dst:
-        while block := src.read(1 << 20):
-            for h in hashers.values():
-                h.update(block)
-            if holds_private_key(tail + block):
-                raise SecretInInputError(f"{rel}: holds a PEM private key; it is never copied into a bundle: move "
-                                         "it out of the campaign folder")
-            tail = block[-65536:]
-            dst.write(block)
-    return {alg: h.hexdigest() for alg, h in hashers.items()}
-
-
-def _copy_inputs(result: CheckResult, data_dir: Path) -> dict[str, dict[str, str]]:
-    """Byte-for-byte copies of every validated input, with their digests by bag path.
-
-    A file that changed since validation stops the build.
-    """
-    expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
-    folder = result.inputs.folder
-    sums: dict[str, dict[str, str]] = {}
+def _copy_jobs(result: CheckResult, data_dir: Path) -> list[tuple[str, str, str]]:
+    """(source, copy, name) of every validated input."""
+    jobs = []
     for rel in result.inputs.input_files:
-        source = folder.resolve(rel)
-        if source is None:
-            continue
-        target = data_dir / "inputs" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        found = _copy_hashing(source, target, rel)
-        if found["sha256"] != expected.get(rel):
+        source = result.inputs.folder.resolve(rel)
+        if source is not None:
+            jobs.append((str(source), str(data_dir / "inputs" / rel), rel))
+    return jobs
+
+
+def _input_sums(result: CheckResult, found: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The copies' digests by bag path; a file that changed since it was validated stops the build."""
+    expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
+    sums: dict[str, dict[str, str]] = {}
+    for rel, digests in found.items():
+        if digests["sha256"] != expected.get(rel):
             raise InputChangedError(f"{rel} changed while the bundle was being built; run the build again")
-        sums[f"data/inputs/{rel}"] = found
+        sums[f"data/inputs/{rel}"] = digests
     return sums
 
 
@@ -233,7 +214,7 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
         raise UsageError(f"folder {target.parent} does not exist; create it first")
     if target.exists() or target.is_symlink():
         raise OutputExistsError(f"{target} already exists; choose a new bundle path (nothing is overwritten)")
-    with _claim(target):
+    with _claim(target), Copier() as copier:
         step("validating and recomputing")
         with ThreadPoolExecutor(max_workers=1) as pool:
             pool.submit(_preload_renderer)
@@ -248,16 +229,13 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
             data = tmp / "data"
             data.mkdir()
             step("copying inputs and rendering")
-            # Copying and hashing release the GIL: they run beside the rendering, which mostly holds it.
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                copying = pool.submit(_copy_inputs, result, data)
-                decision_bytes = _canonical(decision)
-                (data / "decision.json").write_bytes(decision_bytes)
-                (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings,
-                                                                                 len(result.findings))))
-                files = render_note(decision, _evidence(result, decision_bytes),
-                                    signature_status=_signature_status(identity))
-                sums = copying.result()
+            # The copies are made and hashed in a worker process while this one renders the note.
+            copier.start(_copy_jobs(result, data))
+            decision_bytes = _canonical(decision)
+            (data / "decision.json").write_bytes(decision_bytes)
+            (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
+            files = render_note(decision, _evidence(result, decision_bytes), signature_status=_signature_status(identity))
+            sums = _input_sums(result, copier.result())
             (data / HTML_NAME).write_bytes(files[HTML_NAME])
             step("signing")
             pdf = files[PDF_NAME] if identity is None else sign_pdf(identity, files[PDF_NAME])
@@ -284,6 +262,7 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
                 raise OutputExistsError(f"{target} appeared during the build ({exc.strerror}); nothing is "
                                         "overwritten") from None
         except BaseException:
+            copier.close()  # the worker may still be writing into tmp
             shutil.rmtree(tmp, ignore_errors=True)
             (target.parent / f".{target.name}.partial").unlink(missing_ok=True)
             raise

@@ -22,6 +22,7 @@ from generator.campaign import is_file
 from generator.validate import CampaignInputs, RunFile, load_campaign
 
 CHUNK = 1 << 20
+READ_AHEAD = 3
 
 
 @dataclass
@@ -76,7 +77,7 @@ def check_campaign(path: Path, *, fast: bool = True,
                    progress: Callable[[str, int, int], None] | None = None) -> CheckResult:
     """Validate the campaign folder and recompute every claim from the evidence.
 
-    Prediction files are read one at a time (never all in memory); `fast=False` uses the straightforward
+    Prediction files are read a few at a time (never all in memory); `fast=False` uses the straightforward
     row-by-row readers and set arithmetic instead, which must give the same findings.
     """
     inputs = load_campaign(path, fast=fast)
@@ -108,16 +109,18 @@ def check_campaign(path: Path, *, fast: bool = True,
             return None
         return read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING, fast=fast, known=known)
 
-    # One file read ahead on a second thread (hashing and parsing release the GIL); at most two in memory.
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    # Files are read ahead on worker threads (reading, hashing and parsing release the GIL); at most
+    # READ_AHEAD + 1 of them are in memory at once.
+    with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
         # Each read runs in a copy of this context, so the command's limits (a context variable) apply there too.
-        pending = deque(pool.submit(contextvars.copy_context().run, read, run) for run in inputs.run_files[:1])
+        pending = deque(pool.submit(contextvars.copy_context().run, read, run)
+                        for run in inputs.run_files[:READ_AHEAD])
         for i, run in enumerate(inputs.run_files):
             if progress is not None:
                 progress("recomputing prediction files", i, len(inputs.run_files))
             labels = pending.popleft().result()
-            if i + 1 < len(inputs.run_files):
-                pending.append(pool.submit(contextvars.copy_context().run, read, inputs.run_files[i + 1]))
+            if i + READ_AHEAD < len(inputs.run_files):
+                pending.append(pool.submit(contextvars.copy_context().run, read, inputs.run_files[i + READ_AHEAD]))
             if labels is not None:
                 findings.extend(labels.problems)
                 if labels.sha256 is not None and labels.size is not None:

@@ -49,12 +49,61 @@ class SetComparison:
         return not (self.duplicates or self.missing or self.extra)
 
 
+def _with_nulls_as(arr: pa.Array, missing: int) -> np.ndarray:
+    """An arrow integer array as int64 numpy with `missing` for nulls (pc.fill_null would import pandas)."""
+    kind = "u" if pa.types.is_unsigned_integer(arr.type) else "i"
+    raw = np.frombuffer(arr.buffers()[1], dtype=np.dtype(f"{kind}{arr.type.bit_width // 8}"))
+    out = raw[arr.offset: arr.offset + len(arr)].astype(np.int64)
+    if arr.null_count:
+        out[ints(pc.indices_nonzero(pc.is_null(arr)))] = missing
+    return out
+
+
+def arrow_ints(values: np.ndarray) -> pa.Array:
+    """A numpy integer array as an arrow int64 array, zero-copy (pa.array(numpy) would import pandas)."""
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def arrow_strings(values: Sequence[str]) -> pa.Array:
+    """A few Python strings as an arrow string array, built from buffers (pa.array(list) would import pandas)."""
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def _positions(expected: pa.Array, observed: pa.Array) -> np.ndarray:
+    """Each observed row's index in the distinct expected IDs, -1 for an ID that is not expected.
+
+    A file written in the registered order needs no hashing of its 10^6 IDs: rows equal to the expected ID at
+    the same place are placed at once, and only the few others are looked up. A file mostly out of order
+    gets one hash lookup of every row.
+    """
+    m = min(len(expected), len(observed))
+    off = ints(pc.indices_nonzero(pc.not_equal(observed.slice(0, m), expected.slice(0, m)))) if m else np.array([], np.uint64)
+    if len(off) + len(observed) - m > len(observed) // 8:
+        return _with_nulls_as(pc.index_in(observed, value_set=expected), -1)
+    pos = np.arange(len(observed), dtype=np.int64)
+    rows = np.concatenate([off.astype(np.int64), np.arange(m, len(observed), dtype=np.int64)])
+    if len(rows):
+        values = observed.take(arrow_ints(rows))
+        distinct = pc.unique(values)
+        # Probe every expected ID in a hash of these few values: where each of them sits, if anywhere.
+        hit = pc.index_in(expected, value_set=distinct)
+        found = pc.indices_nonzero(pc.is_valid(hit))
+        where = np.full(len(distinct), -1, dtype=np.int64)
+        where[ints(hit.take(found)).astype(np.int64)] = ints(found).astype(np.int64)
+        pos[rows] = where[ints(pc.index_in(values, value_set=distinct)).astype(np.int64)]
+    return pos
+
+
 def compare(expected: pa.Array, observed: pa.Array, expected_distinct: bool | None = None) -> SetComparison:
     """Compare sets, never row counts: equal lengths prove nothing.
 
     `expected_distinct` says the expected IDs are known to hold no duplicate, which lets a column equal
-    to them skip hashing. Otherwise one hash lookup of every observed ID in the expected IDs gives
-    duplicates, missing and extra IDs together.
+    to them skip hashing. Otherwise each observed ID's place in the expected IDs gives duplicates, missing
+    and extra IDs together.
     """
     same_order = observed.equals(expected)
     if same_order and (expected_distinct or (expected_distinct is None and len(pc.unique(observed)) == len(observed))):
@@ -62,21 +111,16 @@ def compare(expected: pa.Array, observed: pa.Array, expected_distinct: bool | No
     if not expected_distinct and not (expected_distinct is None and len(pc.unique(expected)) == len(expected)):
         return _compare_hashing(expected, observed, same_order)
     n = len(expected)
-    # One hash lookup gives every observed row's place in the expected IDs (null for an extra ID). Arrow
-    # masks and numpy only: building arrow arrays from Python or numpy objects would import pandas.
-    position = pc.index_in(observed, value_set=expected)
-    extra_rows = pc.is_null(position)
-    has_extra = bool(pc.any(extra_rows).as_py()) if len(observed) else False
-    pos = ints(pc.drop_null(position)).astype(np.int64)
-    known = np.ones(len(observed), dtype=bool)
-    if has_extra:
-        known[ints(pc.indices_nonzero(extra_rows))] = False
+    pos_all = _positions(expected, observed)
+    known = pos_all >= 0
+    has_extra = not bool(known.all())
+    pos = pos_all[known] if has_extra else pos_all
     hits = np.bincount(pos, minlength=n)
     out = SetComparison(observed_distinct=0, same_order=same_order, positions=None if has_extra else pos)
     missing = np.flatnonzero(hits == 0)
     out.missing = int(len(missing))
     out.first_missing = [expected[int(i)].as_py() for i in missing[:FIRST_FEW]]
-    extras = pc.filter(observed, extra_rows) if has_extra else None
+    extras = observed.take(arrow_ints(np.flatnonzero(~known))) if has_extra else None
     extra_counts = pc.value_counts(extras) if extras is not None else None
     distinct_extra = len(extra_counts) if extra_counts is not None else 0
     out.extra = distinct_extra
@@ -122,6 +166,8 @@ def _compare_hashing(expected: pa.Array, observed: pa.Array, same_order: bool) -
 
 def repeated_rows(ids: pa.Array) -> list[int]:
     """Row indices of every occurrence after the first of an ID, in file order."""
+    if len(ids) > 1 and pc.all(pc.less(ids.slice(0, len(ids) - 1), ids.slice(1))).as_py():
+        return []  # strictly increasing (a sorted registered order): distinct without hashing
     codes = ints(ids.dictionary_encode().indices)
     if len(codes) == 0 or codes.max() == len(codes) - 1:  # codes are assigned in order: all distinct
         return []

@@ -16,7 +16,7 @@ from generator.readers.jsondoc import Document, read_document
 from generator import idsets
 from generator.errors import UsageError
 from generator.recompute import cost
-from generator.readers.predictions import FIRST_FEW, LabelFile, read_ids, read_labels
+from generator.readers.predictions import FIRST_FEW, ColumnRules, LabelFile, known_ids, read_ids, read_labels
 
 E = Severity.ERROR
 
@@ -279,7 +279,10 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     p = _locate(folder, files["reference"], "reference", out, PROTOCOL_FILE)
     if p:
         inputs.input_files.append(files["reference"])
-        inputs.reference = read_labels(p, files["reference"], inputs.classes, E, fast=fast)
+        # The reference usually lists the expected IDs in their order: their ID checks are then done already.
+        known = (known_ids(inputs.expected, ColumnRules.from_schema("labels-row", inputs.classes))
+                 if fast and inputs.expected is not None else None)
+        inputs.reference = read_labels(p, files["reference"], inputs.classes, E, fast=fast, known=known)
         if inputs.expected is not None:
             inputs.reference_matches = _check_reference(inputs.reference, inputs.expected, inputs.expected_distinct,
                                                         out)

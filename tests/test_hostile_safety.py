@@ -251,3 +251,55 @@ def test_campaign_run_neutralises_formulas_in_text_cells(tmp_path: Path) -> None
     assert cells == ["'" + text for text in hostile]  # a leading apostrophe: shown as text, never run
     campaign_run.write_csv(tmp_path / "numbers.csv", ["a", "b"], [[-1, -2.5], ["-", "ok"]])
     assert (tmp_path / "numbers.csv").read_text(encoding="utf-8").splitlines()[1:] == ["-1,-2.5", "'-,ok"]
+
+
+def _ec_key_pem() -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    return ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+@pytest.mark.parametrize("offset", [0, 900, 985, 990, 1000, 1010, 2500, "end-line-split"])
+def test_the_bundle_copier_finds_a_key_wherever_the_blocks_split_it(tmp_path: Path, offset: int | str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import copying
+    from generator.errors import SecretInInputError
+
+    monkeypatch.setattr(copying, "BLOCK", 1000)  # the key (about 240 bytes) straddles a block boundary or not
+    key = _ec_key_pem()
+    if offset == "end-line-split":  # the block boundary falls inside "PRIVATE KEY-----" of the END line
+        offset = 1000 - len(key) + 9
+    source = tmp_path / "in.csv"
+    source.write_bytes(b"x" * int(offset) + key + b"y" * 3000)
+    with pytest.raises(SecretInInputError, match="in.csv: holds a PEM private key"):
+        copying.copy_hashing(source, tmp_path / "copy.csv", "in.csv")
+
+
+def test_the_bundle_copier_hashes_the_copy_and_lets_key_words_alone(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from generator import copying
+
+    monkeypatch.setattr(copying, "BLOCK", 1000)
+    data = (b"id,label\n" + b"doc-1,the words PRIVATE KEY----- alone are no key\n" * 100)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "in.csv").write_bytes(data)
+    sums = copying.copy_all([(str(tmp_path / "a" / "in.csv"), str(tmp_path / "b" / "c" / "in.csv"), "in.csv")])
+    assert (tmp_path / "b" / "c" / "in.csv").read_bytes() == data
+    assert sums == {"in.csv": {"sha256": hashlib.sha256(data).hexdigest(), "sha512": hashlib.sha512(data).hexdigest()}}
+
+
+def test_the_copy_worker_process_reports_a_key_that_appeared_after_validation(tmp_path: Path) -> None:
+    from generator.copying import Copier
+    from generator.errors import SecretInInputError
+
+    (tmp_path / "ok.csv").write_bytes(b"id,label\nd1,a\n")
+    (tmp_path / "late.csv").write_bytes(b"id,label\n" + _ec_key_pem())
+    with Copier() as copier:
+        copier.start([(str(tmp_path / "ok.csv"), str(tmp_path / "out" / "ok.csv"), "ok.csv"),
+                      (str(tmp_path / "late.csv"), str(tmp_path / "out" / "late.csv"), "late.csv")])
+        with pytest.raises(SecretInInputError, match="late.csv: holds a PEM private key"):
+            copier.result()

@@ -133,3 +133,55 @@ def test_window_beyond_thirty_days_names_extra_periods() -> None:
 def test_bad_timezone_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="not an IANA time zone"):
         cost.window_hours("2026-10-05T09:00", "2026-10-09T09:00", "Mars/Olympus")
+
+
+def _edited(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    """Distinct expected IDs and an observed column: mostly in order with a few edits, or shuffled."""
+    n = draw(st.integers(min_value=0, max_value=80))
+    expected = [f"id-{i}" for i in range(n)]
+    observed = list(expected)
+    for _ in range(draw(st.integers(min_value=0, max_value=6))):
+        kind = draw(st.sampled_from(["replace", "duplicate", "delete", "extra", "truncate", "swap"]))
+        if not observed and kind != "extra":
+            continue
+        i = draw(st.integers(min_value=0, max_value=max(0, len(observed) - 1)))
+        if kind == "replace":
+            observed[i] = draw(st.sampled_from(["x-1", "x-2", " id-0", f"id-{n + 1}"]))
+        elif kind == "duplicate":
+            observed.insert(i, observed[draw(st.integers(min_value=0, max_value=len(observed) - 1))])
+        elif kind == "delete":
+            del observed[i]
+        elif kind == "extra":
+            observed.insert(i, draw(st.sampled_from(["x-1", "x-3"])))
+        elif kind == "truncate":
+            observed = observed[:i]
+        else:
+            j = draw(st.integers(min_value=0, max_value=len(observed) - 1))
+            observed[i], observed[j] = observed[j], observed[i]
+    if draw(st.booleans()) and draw(st.booleans()):
+        observed = draw(st.permutations(observed))
+    return expected, observed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_id_comparison_matches_plain_set_arithmetic(data: st.DataObject) -> None:
+    from collections import Counter
+
+    import numpy as np
+    import pyarrow as pa
+
+    from generator import idsets
+
+    expected, observed = data.draw(st.composite(_edited)())
+    cmp = idsets.compare(pa.array(expected, pa.string()), pa.array(observed, pa.string()), True)
+    counts = Counter(observed)
+    dups = [i for i, k in counts.items() if k > 1]
+    missing = [i for i in expected if i not in counts]
+    extra = [i for i in counts if i not in set(expected)]
+    assert (cmp.duplicates, cmp.missing, cmp.extra, cmp.observed_distinct) == (
+        sum(counts[i] - 1 for i in dups), len(missing), len(extra), len(counts))
+    assert (cmp.first_duplicates, cmp.first_missing, cmp.first_extra) == (dups[:5], missing[:5], extra[:5])
+    if cmp.match:  # each expected ID gets the row that holds it
+        rows = idsets.in_expected_order(np.arange(len(observed)), cmp)
+        assert [observed[r] for r in rows] == expected

@@ -15,6 +15,7 @@ from typing import Any
 from generator.errors import LimitExceededError, SecretInInputError, UnreadableInputError
 from generator.findings import Finding, Severity
 from generator.limits import Limits, limit_message, resolve
+from generator.pemkeys import holds_private_key
 from generator.resources import load_schema
 from generator.schemacheck import validate_document
 
@@ -37,13 +38,6 @@ class Table:
     findings: list[Finding] = field(default_factory=list)
     readable: bool = True
 
-
-_PRIVATE_KEY = re.compile(rb"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----.*?-----END ([A-Z0-9]+ )*PRIVATE KEY-----", re.DOTALL)
-
-
-def holds_private_key(data: bytes) -> bool:
-    """Whether `data` holds a PEM private key (its BEGIN and END lines): such a file is never an input."""
-    return b"PRIVATE KEY-----" in data and _PRIVATE_KEY.search(data) is not None
 
 
 def read_bytes(path: Path, display: str, limits: Limits | None = None) -> bytes:

@@ -41,7 +41,8 @@ class LabelFile:
     size: int | None = None
     lines: list[int] | None = None  # physical line of each row; None when row i is line i + 2
     bad_id_summary: tuple[int, tuple[int, ...]] | None = None  # fast reader: invalid-ID count and first rows
-    labels_encoded: Any = None  # fast reader: the labels dictionary-encoded once
+    label_codes: Any = None  # fast reader: each label's index in label_classes, when every label is a class
+    label_classes: tuple[str, ...] = ()
 
     def line_of(self, index: int) -> int:
         """The file line of row `index`."""
@@ -145,13 +146,13 @@ def parse_reference(text: str, display: str, rules: ColumnRules, severity: Sever
 
 
 def _fast_eligible(data: bytes, rules: ColumnRules) -> bool:
-    """Whether row i of the file is exactly line i + 2: no quoting, no blank line, no lone CR, no NUL."""
+    """Whether row i of the file can be line i + 2: no quoting, no lone CR, no NUL (blank lines: see _parse_fast)."""
     body = data[len(_BOM):] if data.startswith(_BOM) else data
     header = ",".join(rules.columns).encode()
     if not (body.startswith(header + b"\n") or body.startswith(header + b"\r\n")):
         return False
-    if b'"' in body or b"\x00" in body or b"\n\n" in body:
-        return False
+    if b'"' in body or b"\x00" in body:
+        return False  # blank lines are caught after parsing: pyarrow reads one as a row of empty cells
     if b"\r" in body:  # rare: only then pay for the exact CRLF checks
         return b"\n\r\n" not in body and body.count(b"\r") == body.count(b"\r\n")
     return True
@@ -196,7 +197,10 @@ def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:
 
     if not isinstance(ids_file.ids, pa.Array):
         return None
-    count, first = ids_file.bad_id_summary or _bad_ids(ids_file.ids, rules)
+    own = ColumnRules.from_schema("expected-ids-row", None)
+    same_rules = (own.id_pattern, own.id_max_length) == (rules.id_pattern, rules.id_max_length)
+    summary = ids_file.bad_id_summary if same_rules else None
+    count, first = summary or _bad_ids(ids_file.ids, rules)
     return KnownIds(ids=ids_file.ids, bad_count=count, bad_first=tuple(first))
 
 
@@ -205,16 +209,17 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
     """pyarrow parsing with the column rules applied column-wise; None when the file needs the reference reader."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from generator.idsets import ints
+    from generator.idsets import arrow_strings, ints
 
     if not _fast_eligible(data, rules):
         return None
     types = {c: pa.string() for c in rules.columns}
     try:
         table = pacsv.read_csv(
-            pa.BufferReader(data),
+            pa.BufferReader(data), read_options=pacsv.ReadOptions(use_threads=False),  # files are read in parallel
             parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                  include_columns=list(rules.columns)),
@@ -224,6 +229,8 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
     if tuple(table.column_names) != rules.columns:
         return None
     ids = table.column("id").combine_chunks()
+    if len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
+        return None  # an empty ID or a blank line (which shifts line numbers): the reference reader names it
     out = LabelFile(file=display, ids=ids, labels=None)
     if known is not None and ids.equals(known.ids):
         n_bad_ids, first = known.bad_count, list(known.bad_first)
@@ -236,13 +243,15 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
         labels = table.column("label").combine_chunks()
         out.labels = labels
         if rules.classes is not None:
-            encoded = labels.dictionary_encode()
-            out.labels_encoded = encoded
-            unknown = [i for i, v in enumerate(encoded.dictionary.to_pylist()) if v not in rules.classes]
-            if unknown:
-                mask = np.isin(ints(encoded.indices), unknown)
-                n_bad_labels = int(np.count_nonzero(mask))
-                bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in np.flatnonzero(mask)[:FIRST_FEW]]
+            # One lookup in the few classes gives each label's class code, and null for an unknown label.
+            classes = tuple(sorted(rules.classes))
+            codes = pc.index_in(labels, value_set=arrow_strings(classes))
+            n_bad_labels = codes.null_count
+            if n_bad_labels:
+                rows = ints(pc.indices_nonzero(pc.is_null(codes)).slice(0, FIRST_FEW))
+                bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in rows]
+            else:
+                out.label_codes, out.label_classes = ints(codes).astype(np.int64), classes
     _aggregate(out, severity, rules, [], bad_ids, n_bad_ids, bad_labels, n_bad_labels)
     return out
 

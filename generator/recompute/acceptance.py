@@ -86,8 +86,9 @@ def assess_run(truth: Truth, labels: LabelFile | None, protocol: dict[str, Any])
                      first_extra=cmp.first_extra, ids_match=cmp.match, format_valid=labels.format_valid,
                      quality_metric=metric, prediction_file=labels.file, file_present=True)
     if acc.ids_match and acc.format_valid and n:
-        encoded = labels.labels_encoded if labels.labels_encoded is not None else idsets.as_array(labels.labels)
-        pred = idsets.in_expected_order(idsets.codes(encoded, truth.classes), cmp)
+        file_codes = (labels.label_codes if labels.label_codes is not None and labels.label_classes == truth.classes
+                      else idsets.codes(labels.labels, truth.classes))
+        pred = idsets.in_expected_order(file_codes, cmp)
         acc.quality_value = metric_from_codes(metric, truth.codes, pred, len(truth.classes))
     _rule(acc, protocol)
     return acc

@@ -6,8 +6,6 @@ import hashlib
 import json
 from typing import Any
 
-from generator.render import charts
-
 FINDINGS_PER_SEVERITY = 100
 CLAIM_COLUMNS = (
     ("expected_ids", "expected_ids"), ("observed_ids", "observed_ids"), ("ids_match", "ids_match"),
@@ -124,6 +122,8 @@ def _memory_panels(configs: list[dict[str, Any]]) -> list[tuple[str, str, list[d
 
 def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, Any]:
     """Everything the template shows, from decision.json alone (plus the charts drawn from it)."""
+    from generator.render import charts  # matplotlib is heavy: loaded when charts are drawn (build preloads it)
+
     configs = decision["configurations"]
     by_id = {c["id"]: c for c in configs}
     answer = decision["decision"]["answer"]

@@ -21,6 +21,7 @@ from generator.bagit_format import (BAGIT_TXT, PAYLOAD_ALGORITHMS, TAG_ALGORITHM
                                     manifest_text)
 from generator.campaign import PROTOCOL_FILE
 from generator.check import CheckResult, check_campaign
+from generator.validate import CampaignInputs
 from generator.errors import AuditError, OutputExistsError, UsageError
 from generator.limits import Limits, applied
 from generator.copying import Copier
@@ -98,11 +99,11 @@ def _claim(target: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _copy_jobs(result: CheckResult, data_dir: Path) -> list[tuple[str, str, str]]:
-    """(source, copy, name) of every validated input."""
+def _copy_jobs(inputs: CampaignInputs, data_dir: Path) -> list[tuple[str, str, str]]:
+    """(source, copy, name) of every input file of the campaign."""
     jobs = []
-    for rel in result.inputs.input_files:
-        source = result.inputs.folder.resolve(rel)
+    for rel in inputs.input_files:
+        source = inputs.folder.resolve(rel)
         if source is not None:
             jobs.append((str(source), str(data_dir / "inputs" / rel), rel))
     return jobs
@@ -112,10 +113,10 @@ def _input_sums(result: CheckResult, found: dict[str, dict[str, str]]) -> dict[s
     """The copies' digests by bag path; a file that changed since it was validated stops the build."""
     expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
     sums: dict[str, dict[str, str]] = {}
-    for rel, digests in found.items():
-        if digests["sha256"] != expected.get(rel):
+    for rel, found_digests in found.items():
+        if found_digests["sha256"] != expected.get(rel):
             raise InputChangedError(f"{rel} changed while the bundle was being built; run the build again")
-        sums[f"data/inputs/{rel}"] = digests
+        sums[f"data/inputs/{rel}"] = found_digests
     return sums
 
 
@@ -215,22 +216,25 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
     if target.exists() or target.is_symlink():
         raise OutputExistsError(f"{target} already exists; choose a new bundle path (nothing is overwritten)")
     with _claim(target), Copier() as copier:
-        step("validating and recomputing")
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(_preload_renderer)
-            result = check_campaign(campaign_dir, progress=step)
-        decision = result.decision
-        bundle_id = make_bundle_id(decision)
-        if strict and result.errors:
-            return BuildResult(path=target, pdf=None, bundle_id=bundle_id, check=result, built=False)
-        org = organization or (_organization(identity) if identity else "unspecified")
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
         try:
             data = tmp / "data"
             data.mkdir()
+            step("validating and recomputing")
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(_preload_renderer)
+                # The inputs are copied and hashed by a worker process of low priority from the moment they
+                # are known: it takes the processor time the check leaves, then the rendering's.
+                result = check_campaign(campaign_dir, progress=step,
+                                        on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)))
+            decision = result.decision
+            bundle_id = make_bundle_id(decision)
+            if strict and result.errors:
+                copier.close()
+                shutil.rmtree(tmp)
+                return BuildResult(path=target, pdf=None, bundle_id=bundle_id, check=result, built=False)
+            org = organization or (_organization(identity) if identity else "unspecified")
             step("copying inputs and rendering")
-            # The copies are made and hashed in a worker process while this one renders the note.
-            copier.start(_copy_jobs(result, data))
             decision_bytes = _canonical(decision)
             (data / "decision.json").write_bytes(decision_bytes)
             (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))

@@ -74,13 +74,17 @@ def _campaign_summary(protocol: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_campaign(path: Path, *, fast: bool = True,
-                   progress: Callable[[str, int, int], None] | None = None) -> CheckResult:
+                   progress: Callable[[str, int, int], None] | None = None,
+                   on_loaded: Callable[[CampaignInputs], None] | None = None) -> CheckResult:
     """Validate the campaign folder and recompute every claim from the evidence.
 
     Prediction files are read a few at a time (never all in memory); `fast=False` uses the straightforward
-    row-by-row readers and set arithmetic instead, which must give the same findings.
+    row-by-row readers and set arithmetic instead, which must give the same findings. `on_loaded` learns
+    the inputs (their files included) before the prediction files are read.
     """
     inputs = load_campaign(path, fast=fast)
+    if on_loaded is not None:
+        on_loaded(inputs)
     findings = list(inputs.findings)
     protocol = inputs.protocol
     acceptances: dict[int, Acceptance] = {}

@@ -1,7 +1,8 @@
 """Byte-for-byte copies of a bundle's inputs, each hashed from the copy itself, in a worker process.
 
-The copy runs beside the rendering of the note. In a thread it would hand the GIL back and forth
-with the rendering at every block; a process of its own keeps both processor cores busy. The
+The copy runs beside the check and the rendering of the note. In a thread it would hand the GIL back
+and forth with them at every block; a process of its own, at a lower priority, uses the processor
+time they leave. The
 worker is `python -m generator.copying`: it reads its jobs as JSON on stdin and answers with JSON on
 stdout. This module imports only the standard library and small parts of gpu-audit, so it starts fast.
 """
@@ -122,6 +123,10 @@ class Copier:
 
 def _main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the build
+    try:
+        os.nice(10)  # use the processor time the check and the rendering leave, never slow them down
+    except OSError:
+        pass
     jobs = [tuple(j) for j in json.loads(sys.stdin.buffer.read() or b"[]")]
     try:
         answer: dict[str, Any] = {"sums": copy_all(jobs)}  # type: ignore[arg-type]

@@ -208,6 +208,17 @@ def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path
     assert r.code == 1
     assert "not built: 1 error findings and --strict was given" in r.out
     assert not (tmp_path / "b").exists()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".b")]  # no half-made copies left
+
+
+def test_a_copy_whose_bytes_differ_from_the_validated_ones_stops_the_build(campaign: Path) -> None:
+    from generator.bundle import InputChangedError, _input_sums
+    from generator.check import check_campaign
+
+    result = check_campaign(campaign)
+    rel = result.decision["inputs"][0]["path"]
+    with pytest.raises(InputChangedError, match=f"{rel} changed while the bundle was being built"):
+        _input_sums(result, {rel: {"sha256": "0" * 64, "sha512": "0" * 128}})
 
 
 def test_python_zipfile_bundle_verifies_like_the_folder(run_cli, built: Path, tmp_path: Path) -> None:

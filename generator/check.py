@@ -22,7 +22,7 @@ from generator.campaign import is_file
 from generator.validate import CampaignInputs, RunFile, load_campaign
 
 CHUNK = 1 << 20
-READ_AHEAD = 3
+READ_AHEAD = 2
 
 
 @dataclass

@@ -25,6 +25,7 @@ from generator.validate import CampaignInputs
 from generator.errors import AuditError, OutputExistsError, UsageError
 from generator.limits import Limits, applied
 from generator.copying import Copier
+from generator.worker import JsonWorker
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
 from generator.render.view import bundle_id as make_bundle_id
 from generator.report import findings_payload
@@ -121,8 +122,10 @@ def _input_sums(result: CheckResult, found: dict[str, dict[str, str]]) -> dict[s
 
 
 def _preload_renderer() -> None:
-    """Import the renderer's and signer's heavy libraries while the campaign is checked (mostly outside the GIL)."""
-    import matplotlib.figure  # noqa: F401
+    """Import the renderer's and signer's heavy libraries while the campaign is checked.
+
+    matplotlib is not among them: a worker process imports it and draws the charts.
+    """
     import pyhanko.sign.signers  # noqa: F401
     import weasyprint  # noqa: F401
 
@@ -215,7 +218,7 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
         raise UsageError(f"folder {target.parent} does not exist; create it first")
     if target.exists() or target.is_symlink():
         raise OutputExistsError(f"{target} already exists; choose a new bundle path (nothing is overwritten)")
-    with _claim(target), Copier() as copier:
+    with _claim(target), Copier() as copier, JsonWorker("generator.render.charts") as charts:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
         try:
             data = tmp / "data"
@@ -238,7 +241,8 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
             decision_bytes = _canonical(decision)
             (data / "decision.json").write_bytes(decision_bytes)
             (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
-            files = render_note(decision, _evidence(result, decision_bytes), signature_status=_signature_status(identity))
+            files = render_note(decision, _evidence(result, decision_bytes), signature_status=_signature_status(identity),
+                                charts=charts)
             sums = _input_sums(result, copier.result())
             (data / HTML_NAME).write_bytes(files[HTML_NAME])
             step("signing")

@@ -1,20 +1,16 @@
 """Byte-for-byte copies of a bundle's inputs, each hashed from the copy itself, in a worker process.
 
 The copy runs beside the check and the rendering of the note. In a thread it would hand the GIL back
-and forth with them at every block; a process of its own, at a lower priority, uses the processor
-time they leave. The
-worker is `python -m generator.copying`: it reads its jobs as JSON on stdin and answers with JSON on
-stdout. This module imports only the standard library and small parts of gpu-audit, so it starts fast.
+and forth with them at every block; a process of its own, at a lower priority, uses the processor time
+they leave. This module imports only the standard library and small parts of gpu-audit, so the worker
+starts fast.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +18,7 @@ from typing import Any
 from generator.bagit_format import PAYLOAD_ALGORITHMS
 from generator.errors import AuditError, SecretInInputError, UnreadableInputError
 from generator.pemkeys import KEY_MARK, holds_private_key
+from generator.worker import JsonWorker, serve
 
 # Large blocks: few system calls, and one buffer reused (fresh large objects fault in page by page).
 BLOCK = 32 << 20
@@ -75,44 +72,33 @@ def copy_all(jobs: list[Job]) -> dict[str, dict[str, str]]:
 
 
 class Copier:
-    """The worker process, started early so that it is ready when the inputs are validated."""
+    """The copying worker: started early, given the inputs as soon as they are known."""
 
     def __init__(self) -> None:
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-        self._proc: subprocess.Popen[bytes] | None = None
-        if sys.executable:
-            self._proc = subprocess.Popen([sys.executable, "-m", "generator.copying"], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, env=env)
-        self._jobs: list[Job] | None = None
+        self._worker = JsonWorker("generator.copying")
+        self._jobs: list[Job] = []
 
     def start(self, jobs: list[Job]) -> None:
         """Hand the jobs to the worker, which copies them while this process goes on."""
         self._jobs = jobs
-        if self._proc is not None and self._proc.stdin is not None:
-            self._proc.stdin.write(json.dumps(jobs).encode("utf-8"))
-            self._proc.stdin.close()
+        self._worker.send(jobs)
 
     def result(self) -> dict[str, dict[str, str]]:
         """The digests by name, once every copy is made; the worker's error raised here."""
-        if self._proc is None:  # no interpreter to start (embedded Python): copy here
-            return copy_all(self._jobs or [])
-        assert self._proc.stdout is not None
-        out = self._proc.stdout.read()
-        self._proc.wait()
-        answer: dict[str, Any] = json.loads(out or b"{}")
+        if not self._worker.running:  # no interpreter to start (embedded Python): copy here
+            return copy_all(self._jobs)
+        answer = self._worker.answer()
+        if not isinstance(answer, dict) or not ("sums" in answer or "error" in answer):
+            raise UnreadableInputError("copying the inputs into the bundle failed (the copying process ended "
+                                       "without an answer); run the build again")
         if "error" in answer:
             kind = SecretInInputError if answer["error"] == "secret" else UnreadableInputError
             raise kind(answer["message"])
-        if self._proc.returncode or "sums" not in answer:
-            raise UnreadableInputError(f"copying the inputs failed (worker exit status {self._proc.returncode})")
         return answer["sums"]
 
     def close(self) -> None:
         """Stop the worker and wait for it, so that nothing writes into the bundle afterwards."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait()
+        self._worker.close()
 
     def __enter__(self) -> Copier:
         return self
@@ -121,22 +107,16 @@ class Copier:
         self.close()
 
 
-def _main() -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the build
+def _copy_request(request: Any) -> dict[str, Any]:
+    jobs = [(str(a), str(b), str(c)) for a, b, c in request or []]
     try:
-        os.nice(10)  # use the processor time the check and the rendering leave, never slow them down
-    except OSError:
-        pass
-    jobs = [tuple(j) for j in json.loads(sys.stdin.buffer.read() or b"[]")]
-    try:
-        answer: dict[str, Any] = {"sums": copy_all(jobs)}  # type: ignore[arg-type]
+        return {"sums": copy_all(jobs)}
     except SecretInInputError as exc:
-        answer = {"error": "secret", "message": str(exc)}
+        return {"error": "secret", "message": str(exc)}
     except (OSError, AuditError) as exc:
-        answer = {"error": "unreadable", "message": f"copying the inputs: {exc}"}
-    sys.stdout.write(json.dumps(answer))
-    return 0
+        return {"error": "unreadable", "message": f"copying the inputs: {exc}"}
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    # Low priority: the worker takes the processor time the check and the rendering leave.
+    sys.exit(serve(_copy_request, nice=10))

@@ -13,7 +13,7 @@ from pypdf import PdfReader
 
 from conftest import EXAMPLE, read_grid, set_cell, write_grid
 from generator.render import filters
-from generator.render.note import HTML_NAME, PDF_NAME, _fetcher, environment, render_html, render_pdf
+from generator.render.note import HTML_NAME, PDF_NAME, _fetcher, environment, render_html, render_note, render_pdf
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +206,22 @@ def test_invalid_decision_is_a_usage_error(tmp_path: Path, run_cli) -> None:
     bad.write_text('{"schema_version": "1"}')
     r = run_cli("render", str(bad), "-o", str(tmp_path / "o"))
     assert r.code == 2 and "is not a valid decision.json" in r.err
+
+
+def test_charts_drawn_by_the_worker_process_equal_those_drawn_here(rendered: Path, example_decision: Path) -> None:
+    from generator.render.note import UNSIGNED_RENDER, campaign_evidence, render_note
+
+    here = render_note(json.loads(example_decision.read_text()),
+                       campaign_evidence(EXAMPLE, example_decision.read_bytes()), signature_status=UNSIGNED_RENDER)
+    assert here[HTML_NAME] == (rendered / HTML_NAME).read_bytes()  # `render` used the worker
+    assert here[PDF_NAME] == (rendered / PDF_NAME).read_bytes()
+
+
+def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision: Path) -> None:
+    from generator.worker import JsonWorker
+
+    decision = json.loads(example_decision.read_text())
+    with JsonWorker("generator.no_such_module") as broken:
+        html = render_note(decision, [], signature_status="test", charts=broken)[HTML_NAME].decode()
+    assert html == render_html(decision, signature_status="test")
+    assert html.count('src="data:image/svg+xml;base64,') == 2

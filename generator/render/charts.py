@@ -1,9 +1,14 @@
-"""Charts as deterministic SVG data URLs: durations per configuration, memory peaks per phase."""
+"""Charts as deterministic SVG data URLs: durations per configuration, memory peaks per phase.
+
+`python -m generator.render.charts` draws them in a worker process (generator.worker), so that importing
+matplotlib and drawing overlap the rest of the rendering.
+"""
 
 from __future__ import annotations
 
 import base64
 import io
+import sys
 from typing import Any
 
 from matplotlib import rc_context
@@ -122,3 +127,15 @@ def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> str:
                 if r == 0 and c == 0:
                     fig.legend(loc="upper right", fontsize=7, frameon=False, ncols=2)
         return _to_data_url(fig)
+
+
+def draw(request: dict[str, Any]) -> dict[str, str | None]:
+    """Both charts as data URLs; None for a chart with nothing to show."""
+    return {"durations": durations_chart(request["durations"]) if request["durations"] else None,
+            "memory": memory_chart([tuple(p) for p in request["memory"]]) if request["memory"] else None}  # type: ignore[misc]
+
+
+if __name__ == "__main__":
+    from generator.worker import serve
+
+    sys.exit(serve(draw))

@@ -16,8 +16,9 @@ import jinja2
 
 from generator.errors import OutputExistsError, UsageError
 from generator.render.filters import FILTERS
-from generator.render.view import build_view
+from generator.render.view import build_view, chart_request
 from generator.resources import templates_dir
+from generator.worker import JsonWorker
 
 HTML_NAME = "decision-note.html"
 PDF_NAME = "decision-note.pdf"
@@ -49,9 +50,9 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render_html(decision: dict[str, Any], *, signature_status: str) -> str:
-    """The self-contained HTML note (inline CSS, charts as data: URLs)."""
-    view = build_view(decision, signature_status=signature_status)
+def render_html(decision: dict[str, Any], *, signature_status: str, drawn: dict[str, str | None] | None = None) -> str:
+    """The self-contained HTML note (inline CSS, charts as data: URLs; drawn here unless given)."""
+    view = build_view(decision, signature_status=signature_status, drawn=drawn)
     return environment().get_template("note.html.j2").render(**view)
 
 
@@ -115,11 +116,21 @@ def write_new_files(outdir: Path, files: dict[str, bytes]) -> None:
             os.unlink(tmp)
 
 
-def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature_status: str) -> dict[str, bytes]:
-    """Both renderings of the note, by file name."""
+def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature_status: str,
+                charts: JsonWorker | None = None) -> dict[str, bytes]:
+    """Both renderings of the note, by file name.
+
+    `charts` is a worker process started with `generator.render.charts`: it draws the charts while this
+    process imports WeasyPrint; without it (or when it fails) they are drawn here.
+    """
     if decision.get("schema_version") != "1" or "configurations" not in decision:
         raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
-    html = render_html(decision, signature_status=signature_status)
+    drawn = None
+    if charts is not None:
+        charts.send(chart_request(decision))
+        import weasyprint  # noqa: F401  the heavy import, while the worker draws
+        drawn = charts.answer()
+    html = render_html(decision, signature_status=signature_status, drawn=drawn)
     return {HTML_NAME: html.encode("utf-8"), PDF_NAME: render_pdf(html, decision, evidence)}
 
 
@@ -166,8 +177,9 @@ UNSIGNED_RENDER = "none: rendered by `gpu-audit render`; signed notes come from 
 
 def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path | None = None) -> list[Path]:
     """`gpu-audit render`: decision.json to decision-note.html and decision-note.pdf in outdir."""
-    decision = load_decision(decision_path)
-    files = render_note(decision, campaign_evidence(campaign_dir, decision_path.read_bytes()),  # type: ignore[arg-type]
-                        signature_status=UNSIGNED_RENDER)
+    with JsonWorker("generator.render.charts") as charts:  # it imports matplotlib meanwhile
+        decision = load_decision(decision_path)
+        files = render_note(decision, campaign_evidence(campaign_dir, decision_path.read_bytes()),  # type: ignore[arg-type]
+                            signature_status=UNSIGNED_RENDER, charts=charts)
     write_new_files(outdir, files)
     return [outdir / name for name in files]

@@ -116,13 +116,24 @@ def _environments(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def _memory_panels(configs: list[dict[str, Any]]) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    return [(c["experiment_id"], c["id"], c["measurement"]["phases"]) for c in configs if c.get("measurement")]
+def chart_request(decision: dict[str, Any]) -> dict[str, Any]:
+    """What the charts need from decision.json, and nothing else (it travels to a worker as JSON)."""
+    configs = decision["configurations"]
+    return {"durations": [{"id": c["id"], "timing": c["timing"]} for c in configs],
+            "memory": [(c["experiment_id"], c["id"], c["measurement"]["phases"]) for c in configs
+                       if c.get("measurement")]}
 
 
-def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, Any]:
-    """Everything the template shows, from decision.json alone (plus the charts drawn from it)."""
-    from generator.render import charts  # matplotlib is heavy: loaded when charts are drawn (build preloads it)
+def build_view(decision: dict[str, Any], *, signature_status: str,
+               drawn: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """Everything the template shows, from decision.json alone (plus the charts drawn from it).
+
+    `drawn` holds the charts when a worker process drew them; otherwise they are drawn here.
+    """
+    if drawn is None:
+        from generator.render import charts  # matplotlib is heavy: loaded only when charts are drawn here
+
+        drawn = charts.draw(chart_request(decision))
 
     configs = decision["configurations"]
     by_id = {c["id"]: c for c in configs}
@@ -138,7 +149,6 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
         runs = [_run_view(r) for r in c["runs"]]
         acceptance_rows += group_attempts(c["id"], runs, _acceptance_key)
         memory_rows += group_attempts(c["id"], runs, _memory_key)
-    panels = _memory_panels(configs)
     return {
         "bundle_id": bundle_id(decision),
         "signature_status": signature_status,
@@ -160,9 +170,9 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
         "tail_notes": sorted({c["timing"]["warm"]["tail_note"] for c in configs if c["timing"]["warm"]["tail_note"]}),
         "environments": _environments(configs),
         "measurement_files": [(c["id"], c["measurement"]["file"]) for c in configs if c.get("measurement")],
-        "memory_chart": charts.memory_chart(panels) if panels else None,
+        "memory_chart": drawn["memory"],
         "experiments": decision["experiments"],
-        "durations_chart": charts.durations_chart(configs) if configs else None,
+        "durations_chart": drawn["durations"],
         "findings": grouped,
         "inputs": decision["inputs"],
     }

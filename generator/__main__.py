@@ -4,5 +4,5 @@ import sys
 
 from generator.cli import main
 
-if __name__ == "__main__":  # a spawned worker process imports this module too, and must not run the CLI
+if __name__ == "__main__":  # importing this module (as tools may) must not run the CLI
     sys.exit(main())

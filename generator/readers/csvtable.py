@@ -39,7 +39,6 @@ class Table:
     readable: bool = True
 
 
-
 def read_bytes(path: Path, display: str, limits: Limits | None = None) -> bytes:
     """Read a whole input file, turning OS errors into an error that names the file.
 

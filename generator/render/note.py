@@ -129,7 +129,8 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
     if charts is not None:
         charts.send(chart_request(decision))
         import weasyprint  # noqa: F401  the heavy import, while the worker draws
-        drawn = charts.answer()
+        answer = charts.answer()
+        drawn = answer if isinstance(answer, dict) and set(answer) == {"durations", "memory"} else None
     html = render_html(decision, signature_status=signature_status, drawn=drawn)
     return {HTML_NAME: html.encode("utf-8"), PDF_NAME: render_pdf(html, decision, evidence)}
 

@@ -12,13 +12,18 @@ import pyarrow.compute as pc
 FIRST_FEW = 5
 
 
+def _raw_values(arr: pa.Array) -> np.ndarray:
+    """An arrow integer array's value buffer as a numpy view; what stands at null slots is undefined."""
+    kind = "u" if pa.types.is_unsigned_integer(arr.type) else "i"
+    dtype = np.dtype(f"{kind}{arr.type.bit_width // 8}")
+    return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset: arr.offset + len(arr)]
+
+
 def ints(arr: pa.Array) -> np.ndarray:
     """A null-free arrow integer array as a numpy view (Array.to_numpy would import pandas, a third of a second)."""
     if arr.null_count:
         raise ValueError("integer array with nulls")
-    kind = "u" if pa.types.is_unsigned_integer(arr.type) else "i"
-    dtype = np.dtype(f"{kind}{arr.type.bit_width // 8}")
-    return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset: arr.offset + len(arr)]
+    return _raw_values(arr)
 
 
 def as_array(values: Any) -> pa.Array:
@@ -51,9 +56,7 @@ class SetComparison:
 
 def _with_nulls_as(arr: pa.Array, missing: int) -> np.ndarray:
     """An arrow integer array as int64 numpy with `missing` for nulls (pc.fill_null would import pandas)."""
-    kind = "u" if pa.types.is_unsigned_integer(arr.type) else "i"
-    raw = np.frombuffer(arr.buffers()[1], dtype=np.dtype(f"{kind}{arr.type.bit_width // 8}"))
-    out = raw[arr.offset: arr.offset + len(arr)].astype(np.int64)
+    out = _raw_values(arr).astype(np.int64)
     if arr.null_count:
         out[ints(pc.indices_nonzero(pc.is_null(arr)))] = missing
     return out

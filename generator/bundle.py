@@ -27,6 +27,7 @@ from generator.limits import Limits, applied
 from generator.copying import Copier
 from generator.worker import JsonWorker
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
+from generator.render.weasy import load_weasyprint
 from generator.render.view import bundle_id as make_bundle_id
 from generator.report import findings_payload
 from generator.signing import CERT_NAME, Identity, sign_bytes, sign_pdf
@@ -127,7 +128,8 @@ def _preload_renderer() -> None:
     matplotlib is not among them: a worker process imports it and draws the charts.
     """
     import pyhanko.sign.signers  # noqa: F401
-    import weasyprint  # noqa: F401
+
+    load_weasyprint()
 
 
 def _evidence(result: CheckResult, decision_bytes: bytes) -> list[Evidence]:

@@ -1,7 +1,8 @@
 """Helper processes that answer one JSON request each: work beside this process, with a GIL of their own.
 
 A worker is `python -m MODULE`; it starts at once (so that its imports overlap this process's work), reads
-one JSON request on stdin and writes one JSON answer on stdout. Only the standard library is imported here.
+one JSON request on stdin and writes its answers on stdout, one JSON line each, as soon as each is ready.
+Only the standard library is imported here.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 
 class JsonWorker:
-    """One helper process and its single request; None as the answer when no process could do the work."""
+    """One helper process, its single request and its answers; None as an answer the process could not give."""
 
     def __init__(self, module: str) -> None:
         package_root = str(Path(__file__).resolve().parent.parent)  # the child imports this very package
@@ -44,14 +45,15 @@ class JsonWorker:
             pass
 
     def answer(self) -> Any | None:
-        """The worker's answer, waiting for it; None if it failed or never ran."""
+        """The worker's next answer, waiting for it; None if it failed before giving it, or never ran."""
         if self._proc is None or self._proc.stdout is None:
             return None
-        out = self._proc.stdout.read()
-        if self._proc.wait() != 0:
+        line = self._proc.stdout.readline()
+        if not line.endswith(b"\n"):  # the worker ended without a complete answer
+            self._proc.wait()
             return None
         try:
-            return json.loads(out)
+            return json.loads(line)
         except ValueError:
             return None
 
@@ -69,7 +71,7 @@ class JsonWorker:
 
 
 def serve(handler: Callable[[Any], Any], *, nice: int = 0) -> int:
-    """The worker's side: one request from stdin, its answer to stdout."""
+    """The worker's side: one request from stdin; its answer, or each answer a generator yields, to stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the command
     if nice:
         try:
@@ -77,5 +79,8 @@ def serve(handler: Callable[[Any], Any], *, nice: int = 0) -> int:
         except OSError:
             pass
     request = json.loads(sys.stdin.buffer.read() or b"null")
-    sys.stdout.write(json.dumps(handler(request)))
+    answers = handler(request)
+    for answer in answers if isinstance(answers, Iterator) else [answers]:
+        sys.stdout.write(json.dumps(answer) + "\n")  # JSON escapes every newline inside: one line per answer
+        sys.stdout.flush()
     return 0

@@ -1,7 +1,8 @@
-"""Charts as deterministic SVG data URLs: durations per configuration, memory peaks per phase.
+"""Charts as deterministic data URLs: durations per configuration, memory peaks per phase.
 
-`python -m generator.render.charts` draws them in a worker process (generator.worker), so that importing
-matplotlib and drawing overlap the rest of the rendering.
+SVG for the HTML note; a greyscale PNG of the same figure for the PDF, where WeasyPrint would spend 0.3 s
+drawing the SVG. `python -m generator.render.charts` draws them in a worker process (generator.worker), PNG
+first, so that importing matplotlib and drawing overlap the rest of the rendering.
 """
 
 from __future__ import annotations
@@ -9,13 +10,17 @@ from __future__ import annotations
 import base64
 import io
 import sys
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from matplotlib import rc_context
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from PIL import Image
 
 GIB = 2**30
 WIDTH_IN = 6.6
+PNG_DPI = 200  # 6.6 in wide: some 190 dots per inch across the A4 text width
+FORMATS = ("png", "svg")
 # Fixed salt and no date: the same data gives byte-identical SVG.
 _RC = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8, "font.family": "DejaVu Sans",
        "axes.spines.top": False, "axes.spines.right": False}
@@ -23,11 +28,25 @@ PHASE_LABELS = {"model_load": "load", "inputs": "inputs", "cold_forward": "cold"
                 "warm_forward": "warm"}
 
 
-def _to_data_url(fig: Figure) -> str:
-    # Fixed margins instead of bbox_inches="tight", which draws every figure twice.
+def _to_data_url(fig: Figure, fmt: str) -> str:
+    """The figure as an SVG or greyscale PNG data URL; no date, tool name or other varying metadata."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    # Fixed margins instead of bbox_inches="tight", which draws every figure twice.
+    with rc_context(_RC):
+        if fmt == "svg":
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+            return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+        dpi = fig.dpi
+        fig.set_dpi(PNG_DPI)
+        try:
+            canvas = FigureCanvasAgg(fig)
+            canvas.draw()
+            # The charts are grey by design: one channel, no alpha (PDF/A then needs no soft mask).
+            image = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba())
+            image.convert("L").save(buf, format="PNG")
+        finally:
+            fig.set_dpi(dpi)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _label_margin(labels: list[str], width_in: float) -> float:
@@ -36,7 +55,7 @@ def _label_margin(labels: list[str], width_in: float) -> float:
     return min(0.45, (0.25 + 0.062 * longest) / width_in)
 
 
-def durations_chart(configs: list[dict[str, Any]]) -> str:
+def durations_chart(configs: list[dict[str, Any]]) -> Figure:
     """Each raw run a point (warm circles, cold triangles), the warm median a bar, failures named, never at 0."""
     with rc_context(_RC):
         height = 1.0 + 0.3 * len(configs)
@@ -65,7 +84,7 @@ def durations_chart(configs: list[dict[str, Any]]) -> str:
         ax.set_xlabel("elapsed seconds per complete run (timer scope as registered)")
         ax.grid(axis="x", color="0.85", linewidth=0.6)
         ax.legend(loc="lower right", fontsize=7, frameon=False, ncols=3, bbox_to_anchor=(1.0, 1.0))
-        return _to_data_url(fig)
+        return fig
 
 
 def phase_peaks(phases: list[dict[str, Any]]) -> list[tuple[str, int | None, int | None, bool]]:
@@ -84,55 +103,60 @@ def phase_peaks(phases: list[dict[str, Any]]) -> list[tuple[str, int | None, int
     return rows
 
 
-def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> str:
-    """One panel per configuration: peak reserved as an outlined bar with peak allocated inside it (never summed).
+def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> Figure:
+    """Peak reserved as an outlined bar with peak allocated inside it (never summed), per phase.
 
-    Panels of one experiment form a row and share their y axis (one GPU model), which keeps the chart light
-    enough to draw quickly in the PDF.
+    One row per experiment (one GPU model, one y scale), its configurations side by side as groups of bars:
+    one axes per row keeps the chart quick to draw.
     """
     rows: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
     for experiment, title, phases in panels:
         rows.setdefault(experiment, []).append((title, phases))
-    columns = max(len(r) for r in rows.values())
     height = 0.45 + 1.35 * len(rows)
     with rc_context(_RC):
         fig = Figure(figsize=(WIDTH_IN, height))
-        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.5 / height, top=1 - 0.42 / height, wspace=0.08,
-                            hspace=0.9)
-        grid = fig.add_gridspec(len(rows), columns)
+        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.5 / height, top=1 - 0.42 / height, hspace=0.9)
         for r, members in enumerate(rows.values()):
-            first = None
+            ax = fig.add_subplot(len(rows), 1, r + 1)
             top = max([(p[2] or 0) / GIB for _, phases in members for p in phase_peaks(phases)] + [1e-9])
-            for c, (title, phases) in enumerate(members):
-                ax = fig.add_subplot(grid[r, c], sharey=first)
-                first = first or ax
+            start, ticks, labels = 0, [], []
+            for title, phases in members:
                 peaks = phase_peaks(phases)
-                xs = range(len(peaks))
+                xs = [start + i for i in range(len(peaks))]
+                first = r == 0 and start == 0
                 ax.bar(xs, [(p[2] or 0) / GIB for p in peaks], width=0.75, color="0.9", edgecolor="black",
-                       linewidth=0.6, label="peak reserved")
+                       linewidth=0.6, label="peak reserved" if first else None)
                 ax.bar(xs, [(p[1] or 0) / GIB for p in peaks], width=0.4, color="0.25",
-                       label="peak allocated (part of reserved)")
-                ax.set_xticks(list(xs), [p[0] for p in peaks], fontsize=6)
-                ax.tick_params(axis="x", length=0)
-                ax.tick_params(axis="y", labelsize=6, labelleft=c == 0)
-                ax.locator_params(axis="y", nbins=4)
-                ax.set_title(title, fontsize=7, loc="left")
-                ax.grid(axis="y", color="0.85", linewidth=0.6)
+                       label="peak allocated (part of reserved)" if first else None)
+                ax.text((xs[0] + xs[-1]) / 2, 1.04, title, transform=ax.get_xaxis_transform(), ha="center",
+                        fontsize=7)
                 for x, p in zip(xs, peaks):
                     if p[3]:
                         ax.annotate("failed", (x, (p[2] or 0) / GIB + top * 0.04), ha="center", fontsize=6,
                                     fontweight="bold", annotation_clip=False)
-                if c == 0:
-                    ax.set_ylabel("GiB", fontsize=7)
-                if r == 0 and c == 0:
-                    fig.legend(loc="upper right", fontsize=7, frameon=False, ncols=2)
-        return _to_data_url(fig)
+                ticks += xs
+                labels += [p[0] for p in peaks]
+                start += len(peaks) + 1  # one empty slot between configurations
+            ax.set_xticks(ticks, labels, fontsize=6)
+            ax.tick_params(axis="x", length=0)
+            ax.tick_params(axis="y", labelsize=6)
+            ax.locator_params(axis="y", nbins=4)
+            ax.grid(axis="y", color="0.85", linewidth=0.6)
+            ax.set_ylabel("GiB", fontsize=7)
+            if r == 0:
+                fig.legend(loc="upper right", fontsize=7, frameon=False, ncols=2)
+        return fig
 
 
-def draw(request: dict[str, Any]) -> dict[str, str | None]:
-    """Both charts as data URLs; None for a chart with nothing to show."""
-    return {"durations": durations_chart(request["durations"]) if request["durations"] else None,
-            "memory": memory_chart([tuple(p) for p in request["memory"]]) if request["memory"] else None}  # type: ignore[misc]
+def draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
+    """Both charts as data URLs, once per format of FORMATS in that order; None for a chart with nothing to show."""
+    makers: dict[str, Callable[[], Figure]] = {
+        "durations": lambda: durations_chart(request["durations"]),
+        "memory": lambda: memory_chart([tuple(p) for p in request["memory"]]),  # type: ignore[misc]
+    }
+    figures = {name: make() if request[name] else None for name, make in makers.items()}
+    for fmt in FORMATS:
+        yield {name: None if fig is None else _to_data_url(fig, fmt) for name, fig in figures.items()}
 
 
 if __name__ == "__main__":

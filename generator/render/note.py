@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import functools
 import io
+import itertools
 import json
 import os
 import tempfile
@@ -10,18 +13,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jinja2
 
 from generator.errors import OutputExistsError, UsageError
 from generator.render.filters import FILTERS
 from generator.render.view import build_view, chart_request
+from generator.render.weasy import load_weasyprint
 from generator.resources import templates_dir
 from generator.worker import JsonWorker
 
 HTML_NAME = "decision-note.html"
 PDF_NAME = "decision-note.pdf"
+TEMPLATE = "note.html.j2"
+CHARTS = {"durations", "memory"}
+Charts = dict[str, str | None]
 
 
 @dataclass(frozen=True)
@@ -50,35 +57,86 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render_html(decision: dict[str, Any], *, signature_status: str, drawn: dict[str, str | None] | None = None) -> str:
-    """The self-contained HTML note (inline CSS, charts as data: URLs; drawn here unless given)."""
-    view = build_view(decision, signature_status=signature_status, drawn=drawn)
-    return environment().get_template("note.html.j2").render(**view)
+def _page(template: jinja2.Template, view: dict[str, Any], charts: Charts) -> str:
+    return template.render(**view, durations_chart=charts["durations"], memory_chart=charts["memory"])
 
 
-def _fetcher() -> Any:
-    """A URL fetcher that allows only data: URLs and never follows redirects: inputs can make it fetch nothing."""
-    from weasyprint.urls import URLFetcher
+def render_html(decision: dict[str, Any], *, signature_status: str) -> str:
+    """The self-contained HTML note: inline CSS, the charts as SVG data URLs (drawn in this process)."""
+    _png, svg = _drawn_charts(None, chart_request(decision))
+    return _page(environment().get_template(TEMPLATE), build_view(decision, signature_status=signature_status), svg)
 
-    return URLFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
+
+CHART_FORMATS = (("png", "data:image/png;base64,"), ("svg", "data:image/svg+xml;base64,"))
+CHART_URL = "gpu-audit-chart:"  # the PDF page's chart sources, answered by the fetcher once the worker has drawn
+
+
+def _well_formed(answer: Any, prefix: str) -> bool:
+    return isinstance(answer, dict) and set(answer) == CHARTS and all(
+        url is None or (isinstance(url, str) and url.startswith(prefix)) for url in answer.values())
+
+
+def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterator[Charts]:
+    """The charts as PNG (for the PDF), then as SVG (for the HTML): the worker's answers, else drawn here."""
+    given = 0
+    while worker is not None and given < len(CHART_FORMATS):
+        answer = worker.answer()
+        if not _well_formed(answer, CHART_FORMATS[given][1]):
+            break  # a worker that failed or answered something else: what it has not given is drawn here
+        given += 1
+        yield answer
+    if given < len(CHART_FORMATS):
+        from generator.render import charts  # matplotlib is heavy: loaded only when the charts are drawn here
+
+        yield from itertools.islice(charts.draw(request), given, None)
+
+
+def _fetcher(chart: Callable[[str], bytes] | None = None) -> Any:
+    """A URL fetcher that allows only data: URLs and never follows redirects: inputs can make it fetch nothing.
+
+    Given `chart`, it also answers the note's own chart sources (CHART_URL + name) with the PNG that `chart`
+    returns, waiting for it: WeasyPrint parses and styles the document meanwhile. Failing to get a chart stops
+    the rendering (WeasyPrint would otherwise leave the chart out and only log it).
+    """
+    urls = load_weasyprint().urls
+
+    class NoteFetcher(urls.URLFetcher):  # type: ignore[misc,name-defined]
+        def fetch(self, url: str, headers: Any = None) -> Any:
+            if chart is None or not url.startswith(CHART_URL):
+                return super().fetch(url, headers)
+            try:
+                body = chart(url[len(CHART_URL):])
+            except Exception as exc:
+                raise urls.FatalURLFetchingError(f"chart {url} could not be drawn: {exc}") from exc
+            return urls.URLFetcherResponse(url, body, {"Content-Type": "image/png"})
+
+    return NoteFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
 
 
 def _moment(decision: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(decision["generated_at"].replace("Z", "+00:00"))
 
 
-def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence]) -> bytes:
-    """PDF/A-3b from the HTML, with the evidence embedded as associated files; dates fixed by the decision."""
-    from weasyprint import HTML, Attachment
+def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence], *,
+               chart: Callable[[str], bytes] | None = None) -> bytes:
+    """PDF/A-3b from the HTML, with the evidence embedded as associated files; dates fixed by the decision.
+
+    `chart` gives the PNG of each chart the HTML names by CHART_URL (see _fetcher).
+    """
+    weasyprint = load_weasyprint()
+    HTML, Attachment = weasyprint.HTML, weasyprint.Attachment
 
     when = _moment(decision)
-    fetcher = _fetcher()
+    fetcher = _fetcher(chart)
     attachments = [Attachment(string=e.data, name=e.name, description=e.description, relationship=e.relationship,
                               created=when, modified=when, url_fetcher=fetcher) for e in evidence]
     document = HTML(string=html, url_fetcher=fetcher, base_url=None)
     out = io.BytesIO()
-    with _source_date_epoch(when):
-        document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments)
+    try:
+        with _source_date_epoch(when):
+            document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments)
+    except weasyprint.urls.FatalURLFetchingError as exc:
+        raise (exc.__cause__ or exc) from None  # the chart's own error, not WeasyPrint's wrapper
     return out.getvalue()
 
 
@@ -121,18 +179,24 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
     """Both renderings of the note, by file name.
 
     `charts` is a worker process started with `generator.render.charts`: it draws the charts while this
-    process imports WeasyPrint; without it (or when it fails) they are drawn here.
+    process imports WeasyPrint and lays out the PDF; without it (or when it fails) they are drawn here. The
+    PDF shows them as PNG, which WeasyPrint places at once; the HTML as SVG.
     """
     if decision.get("schema_version") != "1" or "configurations" not in decision:
         raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
-    drawn = None
+    request = chart_request(decision)
     if charts is not None:
-        charts.send(chart_request(decision))
-        import weasyprint  # noqa: F401  the heavy import, while the worker draws
-        answer = charts.answer()
-        drawn = answer if isinstance(answer, dict) and set(answer) == {"durations", "memory"} else None
-    html = render_html(decision, signature_status=signature_status, drawn=drawn)
-    return {HTML_NAME: html.encode("utf-8"), PDF_NAME: render_pdf(html, decision, evidence)}
+        charts.send(request)
+    load_weasyprint()  # the heavy import, while the worker draws
+    template = environment().get_template(TEMPLATE)
+    view = build_view(decision, signature_status=signature_status)
+    drawn = _drawn_charts(charts, request)
+    png = functools.cache(lambda: next(drawn))  # asked for when WeasyPrint reaches the first chart
+    sources = {name: CHART_URL + name if request[name] else None for name in sorted(CHARTS)}
+    pdf = render_pdf(_page(template, view, sources), decision, evidence,
+                     chart=lambda name: base64.b64decode(png()[name].split(",", 1)[1]))
+    png()  # taken, even where the note has no chart, so that the next answer is the SVG
+    return {HTML_NAME: _page(template, view, next(drawn)).encode("utf-8"), PDF_NAME: pdf}
 
 
 def load_decision(path: Path) -> dict[str, Any]:

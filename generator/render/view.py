@@ -124,17 +124,8 @@ def chart_request(decision: dict[str, Any]) -> dict[str, Any]:
                        if c.get("measurement")]}
 
 
-def build_view(decision: dict[str, Any], *, signature_status: str,
-               drawn: dict[str, str | None] | None = None) -> dict[str, Any]:
-    """Everything the template shows, from decision.json alone (plus the charts drawn from it).
-
-    `drawn` holds the charts when a worker process drew them; otherwise they are drawn here.
-    """
-    if drawn is None:
-        from generator.render import charts  # matplotlib is heavy: loaded only when charts are drawn here
-
-        drawn = charts.draw(chart_request(decision))
-
+def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, Any]:
+    """Everything the template shows, from decision.json alone; the charts are drawn apart (generator.render.charts)."""
     configs = decision["configurations"]
     by_id = {c["id"]: c for c in configs}
     answer = decision["decision"]["answer"]
@@ -170,9 +161,7 @@ def build_view(decision: dict[str, Any], *, signature_status: str,
         "tail_notes": sorted({c["timing"]["warm"]["tail_note"] for c in configs if c["timing"]["warm"]["tail_note"]}),
         "environments": _environments(configs),
         "measurement_files": [(c["id"], c["measurement"]["file"]) for c in configs if c.get("measurement")],
-        "memory_chart": drawn["memory"],
         "experiments": decision["experiments"],
-        "durations_chart": drawn["durations"],
         "findings": grouped,
         "inputs": decision["inputs"],
     }

@@ -273,7 +273,7 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     p = _locate(folder, files["expected_ids"], "expected IDs", out, PROTOCOL_FILE)
     if p:
         inputs.input_files.append(files["expected_ids"])
-        inputs.expected = read_ids(p, files["expected_ids"], fast=fast)
+        inputs.expected = read_ids(p, files["expected_ids"], fast=fast, threads=True)  # read alone: all cores
         inputs.expected_distinct = _check_expected(inputs.expected, protocol["corpus"]["size"] if protocol else None,
                                                    out)
     p = _locate(folder, files["reference"], "reference", out, PROTOCOL_FILE)
@@ -282,7 +282,7 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
         # The reference usually lists the expected IDs in their order: their ID checks are then done already.
         known = (known_ids(inputs.expected, ColumnRules.from_schema("labels-row", inputs.classes))
                  if fast and inputs.expected is not None else None)
-        inputs.reference = read_labels(p, files["reference"], inputs.classes, E, fast=fast, known=known)
+        inputs.reference = read_labels(p, files["reference"], inputs.classes, E, fast=fast, known=known, threads=True)
         if inputs.expected is not None:
             inputs.reference_matches = _check_reference(inputs.reference, inputs.expected, inputs.expected_distinct,
                                                         out)

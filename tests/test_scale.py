@@ -37,6 +37,11 @@ def _defective(root: Path) -> Path:
     head, body = rows[0], rows[1:]
     (b4 / "warm-5.csv").write_text("\n".join([head] + body[::-1] + body[:3]) + "\n")  # reversed, 3 repeated
     (b4 / "warm-3.csv").write_bytes(b"\xef\xbb\xbf" + (b4 / "warm-3.csv").read_bytes())  # BOM
+    b8 = root / "predictions/bench/b8"
+    data = (b8 / "warm-2.csv").read_bytes()
+    (b8 / "warm-2.csv").write_bytes(data.replace(b"doc-00000200,", b"doc-\xff0200,", 1))  # not UTF-8
+    text = (b8 / "warm-3.csv").read_text()
+    (b8 / "warm-3.csv").write_text(text.replace("doc-00000300,", "doc-\u00e90300,", 1))  # UTF-8, not ASCII
     return root
 
 
@@ -55,7 +60,7 @@ def test_fast_and_reference_paths_agree_exactly(tmp_path: Path) -> None:
     assert fast_decision == ref_decision
     codes = {f["code"] for f in fast_findings}
     # the defects were really planted and seen, so the comparison is not between two empty reports
-    assert {"ids-match-mismatch", "field-count", "invalid-id", "unknown-label"} <= codes
+    assert {"ids-match-mismatch", "field-count", "invalid-id", "unknown-label", "invalid-encoding"} <= codes
     runs = {(r["phase"], r["run_index"], c["variant_id"]): r["recomputed"]
             for c in fast_decision["configurations"] for r in c["runs"]}
     assert runs[("warm", 5, "b4")]["duplicates"] == 3 and runs[("warm", 5, "b4")]["ids_match"] is False

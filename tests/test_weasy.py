@@ -40,3 +40,19 @@ def test_weasyprint_loads_without_spawning_compilers(tmp_path: Path) -> None:
         "assert ctypes.util.find_library is original, 'find_library was not given back'\n"
         "assert w.HTML(string='<p>ok</p>').write_pdf().startswith(b'%PDF')\n"))
     assert fast == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not Path("/sbin/ldconfig").exists(),
+                    reason="the lookup it avoids is the Linux one")
+def test_the_cache_lookup_answers_as_ctypes_does_for_weasyprints_library_names() -> None:
+    import ctypes.util
+
+    from generator.render.weasy import _ldconfig_lookup
+
+    names = ["libgobject-2.0-0", "gobject-2.0-0", "gobject-2.0", "libpango-1.0-0", "pango-1.0", "libharfbuzz-0",
+             "harfbuzz", "harfbuzz-subset", "harfbuzz-vector", "libfontconfig-1", "fontconfig", "pangoft2-1.0",
+             "c", "m"]
+    lookup = _ldconfig_lookup()
+    answers = {name: lookup(name) for name in names}
+    assert answers == {name: ctypes.util.find_library(name) for name in names}
+    assert answers["pango-1.0"] and answers["harfbuzz"] and answers["c"]  # found, not only missed alike

@@ -138,6 +138,7 @@ def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> Figure:
                 labels += [p[0] for p in peaks]
                 start += len(peaks) + 1  # one empty slot between configurations
             ax.set_xticks(ticks, labels, fontsize=6)
+            ax.set_ylim(0, top * 1.25)  # room for "failed" inside the axes, below the configurations' names
             ax.tick_params(axis="x", length=0)
             ax.tick_params(axis="y", labelsize=6)
             ax.locator_params(axis="y", nbins=4)

@@ -25,6 +25,7 @@ def _defective(root: Path) -> Path:
     lines[12] = lines[13]                  # a duplicate
     lines[14] = lines[14] + ",extra"       # a line with three fields
     (b1 / "warm-1.csv").write_text("\n".join(lines) + "\n")
+    (b1 / "warm-5.csv").write_bytes((b1 / "warm-1.csv").read_bytes())  # a byte-identical defective repeat
     text = (b1 / "warm-2.csv").read_text().replace("\n", "\r\n")
     (b1 / "warm-2.csv").write_text(text.replace("doc-00000100,", '"doc-00000100",', 1))  # quoted cell, CRLF
     lines = (b1 / "warm-4.csv").read_text().splitlines()
@@ -65,6 +66,38 @@ def test_fast_and_reference_paths_agree_exactly(tmp_path: Path) -> None:
             for c in fast_decision["configurations"] for r in c["runs"]}
     assert runs[("warm", 5, "b4")]["duplicates"] == 3 and runs[("warm", 5, "b4")]["ids_match"] is False
     assert runs[("warm", 4, "b8")]["quality_value"] is not None  # the shuffled file is still scored
+    # the identical repeat has the same findings under its own name, and its own acceptance entry
+    own = {name: sorted((f["code"], f["line"], f["value"]) for f in fast_findings if f["file"] == name)
+           for name in ("predictions/bench/b1/warm-1.csv", "predictions/bench/b1/warm-5.csv")}
+    assert own["predictions/bench/b1/warm-1.csv"] == own["predictions/bench/b1/warm-5.csv"] != []
+    repeat, first = runs[("warm", 5, "b1")], runs[("warm", 1, "b1")]
+    assert repeat["prediction_file"] == "predictions/bench/b1/warm-5.csv"
+    assert {**repeat, "prediction_file": first["prediction_file"]} == first
+
+
+def test_identical_prediction_files_are_parsed_once(tmp_path: Path, monkeypatch) -> None:
+    import hashlib
+
+    import generator.check as check
+
+    root = tmp_path / "c"
+    make_campaign(root, 2000)
+    files = sorted((root / "predictions").rglob("*.csv"))
+    distinct = {hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    assert len(distinct) < len(files)  # repeats of a deterministic model: byte-identical files
+    parsed: list[str] = []
+    real = check.parse_label_bytes
+
+    def counting(data: bytes, display: str, *args, **kwargs):
+        parsed.append(display)
+        return real(data, display, *args, **kwargs)
+
+    monkeypatch.setattr(check, "parse_label_bytes", counting)
+    check_campaign(root)
+    assert len(parsed) == len(distinct)
+    parsed.clear()
+    check_campaign(root, fast=False)  # the straightforward path reads every file itself
+    assert len(parsed) == len(files)
 
 
 def test_findings_stay_bounded_with_many_bad_rows(tmp_path: Path) -> None:

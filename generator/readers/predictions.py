@@ -264,7 +264,14 @@ def read_label_file(path: Path, display: str, rules: ColumnRules, severity: Seve
                     known: KnownIds | None = None, threads: bool = False) -> LabelFile:
     """Read one id/label file: fingerprint, columns and format problems (`threads`: see _parse_fast)."""
     data = read_bytes(path, display)
-    digest, size = hashlib.sha256(data).hexdigest(), len(data)
+    result = parse_label_bytes(data, display, rules, severity, fast=fast, known=known, threads=threads)
+    result.sha256, result.size = hashlib.sha256(data).hexdigest(), len(data)
+    return result
+
+
+def parse_label_bytes(data: bytes, display: str, rules: ColumnRules, severity: Severity, *, fast: bool = True,
+                      known: KnownIds | None = None, threads: bool = False) -> LabelFile:
+    """The columns and format problems of an id/label file's bytes (no fingerprint: the caller has it)."""
     result = _parse_fast(data, display, rules, severity, known, threads) if fast else None
     if result is None:
         text, bad = decode_utf8(data, display)
@@ -273,7 +280,6 @@ def read_label_file(path: Path, display: str, rules: ColumnRules, severity: Seve
             result = LabelFile(file=display, problems=[replace(bad, severity=severity)], readable=False)
         else:
             result = parse_reference(text, display, rules, severity)
-    result.sha256, result.size = digest, size
     return result
 
 

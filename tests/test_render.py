@@ -253,6 +253,22 @@ def test_a_worker_that_fails_halfway_leaves_the_rest_to_this_process(example_dec
     assert files[HTML_NAME].decode().count('src="data:image/svg+xml;base64,') == 2
 
 
+def test_a_worker_answer_of_the_wrong_shape_is_drawn_here(example_decision: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.worker import JsonWorker
+
+    (tmp_path / "empty_charts.py").write_text(  # well-formed JSON, but no chart where the decision has data
+        "import json, sys\n"
+        "sys.stdin.read()\n"
+        "for _ in range(2):\n"
+        "    sys.stdout.write(json.dumps({'durations': None, 'memory': None}) + '\\n')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    decision = json.loads(example_decision.read_text())
+    with JsonWorker("empty_charts") as empty:
+        files = render_note(decision, [], signature_status="test", charts=empty)
+    assert files == render_note(decision, [], signature_status="test")
+
+
 def test_a_chart_that_cannot_be_drawn_stops_the_pdf(example_decision: Path) -> None:
     from generator.render.note import CHART_URL
 

@@ -71,9 +71,11 @@ CHART_FORMATS = (("png", "data:image/png;base64,"), ("svg", "data:image/svg+xml;
 CHART_URL = "gpu-audit-chart:"  # the PDF page's chart sources, answered by the fetcher once the worker has drawn
 
 
-def _well_formed(answer: Any, prefix: str) -> bool:
+def _well_formed(answer: Any, prefix: str, request: dict[str, Any]) -> bool:
+    """A chart for each chart the request has data for (a data URL of the format), None for the others."""
     return isinstance(answer, dict) and set(answer) == CHARTS and all(
-        url is None or (isinstance(url, str) and url.startswith(prefix)) for url in answer.values())
+        (isinstance(url, str) and url.startswith(prefix)) if request[name] else url is None
+        for name, url in answer.items())
 
 
 def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterator[Charts]:
@@ -81,7 +83,7 @@ def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterato
     given = 0
     while worker is not None and given < len(CHART_FORMATS):
         answer = worker.answer()
-        if not _well_formed(answer, CHART_FORMATS[given][1]):
+        if not _well_formed(answer, CHART_FORMATS[given][1], request):
             break  # a worker that failed or answered something else: what it has not given is drawn here
         given += 1
         yield answer

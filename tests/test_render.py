@@ -234,39 +234,31 @@ def test_charts_drawn_by_the_worker_process_equal_those_drawn_here(rendered: Pat
     assert here[PDF_NAME] == (rendered / PDF_NAME).read_bytes()
 
 
-def test_a_worker_that_fails_halfway_leaves_the_rest_to_this_process(example_decision: Path, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+WORKERS = {
+    # gives the PNG answer, then dies before the SVG one
+    "half_charts": "from generator.render.charts import draw\n"
+                   "sys.stdout.write(json.dumps(next(draw(json.load(sys.stdin)))) + '\\n')\n"
+                   "sys.stdout.flush()\n"
+                   "sys.exit(3)\n",
+    # well-formed JSON, but no chart where the decision has data
+    "empty_charts": "sys.stdin.read()\n"
+                    "for _ in range(2):\n"
+                    "    sys.stdout.write(json.dumps({'durations': None, 'memory': None}) + '\\n')\n",
+}
+
+
+@pytest.mark.parametrize("module", sorted(WORKERS))
+def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_decision: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from generator.worker import JsonWorker
 
-    (tmp_path / "half_charts.py").write_text(
-        "import json, sys\n"
-        "from generator.render.charts import draw\n"
-        "sys.stdout.write(json.dumps(next(draw(json.load(sys.stdin)))) + '\\n')\n"
-        "sys.stdout.flush()\n"
-        "sys.exit(3)\n")
+    (tmp_path / f"{module}.py").write_text("import json, sys\n" + WORKERS[module])
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     decision = json.loads(example_decision.read_text())
-    with JsonWorker("half_charts") as half:
-        files = render_note(decision, [], signature_status="test", charts=half)
-    alone = render_note(decision, [], signature_status="test")
-    assert files == alone
-    assert files[HTML_NAME].decode().count('src="data:image/svg+xml;base64,') == 2
-
-
-def test_a_worker_answer_of_the_wrong_shape_is_drawn_here(example_decision: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.worker import JsonWorker
-
-    (tmp_path / "empty_charts.py").write_text(  # well-formed JSON, but no chart where the decision has data
-        "import json, sys\n"
-        "sys.stdin.read()\n"
-        "for _ in range(2):\n"
-        "    sys.stdout.write(json.dumps({'durations': None, 'memory': None}) + '\\n')\n")
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    decision = json.loads(example_decision.read_text())
-    with JsonWorker("empty_charts") as empty:
-        files = render_note(decision, [], signature_status="test", charts=empty)
+    with JsonWorker(module) as worker:
+        files = render_note(decision, [], signature_status="test", charts=worker)
     assert files == render_note(decision, [], signature_status="test")
+    assert files[HTML_NAME].decode().count('src="data:image/svg+xml;base64,') == 2
 
 
 def test_a_chart_that_cannot_be_drawn_stops_the_pdf(example_decision: Path) -> None:

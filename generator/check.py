@@ -106,10 +106,8 @@ def check_campaign(path: Path, *, fast: bool = True,
         expected_list = list(idsets.as_array(inputs.expected.ids).to_pylist())  # type: ignore[union-attr]
         reference_map = dict(zip(idsets.as_array(inputs.reference.ids).to_pylist(),  # type: ignore[union-attr]
                                  idsets.as_array(inputs.reference.labels).to_pylist()))  # type: ignore[union-attr]
-    known = None
-    if fast and inputs.expected is not None:
-        known = known_ids(inputs.expected, ColumnRules.from_schema("labels-row", inputs.classes))
     rules = ColumnRules.from_schema("labels-row", inputs.classes)
+    known = known_ids(inputs.expected, rules) if fast and inputs.expected is not None else None
 
     def parse(data: bytes, run: RunFile) -> LabelFile:
         return parse_label_bytes(data, run.relpath, rules, Severity.WARNING, fast=fast, known=known)

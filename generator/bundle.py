@@ -8,8 +8,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -226,12 +226,14 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
             data = tmp / "data"
             data.mkdir()
             step("validating and recomputing")
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                pool.submit(_preload_renderer)
-                # The inputs are copied and hashed by a worker process of low priority from the moment they
-                # are known: it takes the processor time the check leaves, then the rendering's.
-                result = check_campaign(campaign_dir, progress=step,
-                                        on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)))
+            # A daemon thread, never joined: the renderer's own imports wait for it through the import locks,
+            # and a Ctrl-C that lands inside an import (and leaves Python's import lock taken) cannot make the
+            # command wait for it forever.
+            threading.Thread(target=_preload_renderer, name="preload-renderer", daemon=True).start()
+            # The inputs are copied and hashed by a worker process of low priority from the moment they are
+            # known: it takes the processor time the check leaves, then the rendering's.
+            result = check_campaign(campaign_dir, progress=step,
+                                    on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)))
             decision = result.decision
             bundle_id = make_bundle_id(decision)
             if strict and result.errors:

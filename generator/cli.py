@@ -62,9 +62,23 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _reading_campaigns() -> None:
+    """Leave Ctrl-C to Python while pyarrow reads the campaign, so that it always stops the command.
+
+    pyarrow otherwise catches the signal during its long calls and, now and then (some 2 in 100 builds
+    interrupted early, here), loses it: the build went on and exited 0. Without pyarrow's handler the
+    interrupt is raised when the call returns, a fraction of a second later.
+    """
+    import pyarrow
+
+    pyarrow.enable_signal_handlers(False)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from generator.report import format_findings, findings_to_json
     from generator.validate import validate_campaign
+
+    _reading_campaigns()
 
     if args.max_findings < 1:
         raise UsageError("--max-findings must be at least 1")
@@ -105,6 +119,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from generator.check import check_campaign
     from generator.report import format_decision, format_findings
 
+    _reading_campaigns()
     if args.max_findings < 1:
         raise UsageError("--max-findings must be at least 1")
     if args.out is not None and (Path(args.out).exists() or Path(args.out).is_symlink()):
@@ -239,6 +254,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from generator.bundle import build_bundle
     from generator.report import format_decision, format_findings
 
+    _reading_campaigns()
     identity = _identity(args)
     show = (not args.quiet) and sys.stderr.isatty()
     progress = _progress_bar() if show else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from pathlib import Path
@@ -9,11 +10,15 @@ from urllib import request
 
 import jinja2
 import pytest
+from PIL import Image
 from pypdf import PdfReader
 
 from conftest import EXAMPLE, read_grid, set_cell, write_grid
-from generator.render import filters
+from generator.render import charts, filters
 from generator.render.note import HTML_NAME, PDF_NAME, _fetcher, environment, render_html, render_note, render_pdf
+from generator.render.pending import CHART_URL, PendingChart, png_pixels
+from generator.render.view import chart_request
+from generator.render.weasy import load_weasyprint
 
 
 @pytest.fixture(scope="module")
@@ -262,15 +267,53 @@ def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_de
 
 
 def test_a_chart_that_cannot_be_drawn_stops_the_pdf(example_decision: Path) -> None:
-    from generator.render.note import CHART_URL
-
-    def broken(name: str) -> bytes:
+    def broken() -> bytes:
         raise RuntimeError("no matplotlib")
 
     decision = json.loads(example_decision.read_text())
     html = f'<p>x</p><img src="{CHART_URL}durations">'
     with pytest.raises(RuntimeError, match="no matplotlib"):
-        render_pdf(html, decision, [], chart=broken)
+        render_pdf(html, decision, [], charts=[PendingChart(f"{CHART_URL}durations", (660, 200), broken)])
+
+
+def test_the_layout_does_not_wait_for_the_charts(example_decision: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    weasyprint = load_weasyprint()
+    events: list[str] = []
+    render = weasyprint.HTML.render
+    monkeypatch.setattr(weasyprint.HTML, "render", lambda *a, **k: (render(*a, **k), events.append("laid out"))[0])
+    decision = json.loads(example_decision.read_text())
+    request = chart_request(decision)
+    png = next(charts.draw(request))
+
+    def chart(name: str) -> PendingChart:
+        def drawn() -> bytes:
+            events.append(name)
+            return base64.b64decode(png[name].split(",", 1)[1])
+        return PendingChart(CHART_URL + name, png_pixels(name, request), drawn)
+
+    html = f'<p>x</p><img src="{CHART_URL}durations"><p>y</p><img src="{CHART_URL}memory">'
+    pdf = render_pdf(html, decision, [], charts=[chart("durations"), chart("memory")])
+    assert events == ["laid out", "durations", "memory"]  # asked for while painting, after the layout
+    assert pdf.count(b"/Subtype /Image") == 2
+
+
+@pytest.mark.parametrize("configs,experiments", [(1, 1), (2, 1), (6, 2), (7, 3), (13, 4)])
+def test_charts_are_drawn_at_the_size_they_were_laid_out(configs: int, experiments: int) -> None:
+    timing = {"durations": [1.0], "median": 1.0, "failures": 0}
+    phases = [{"phase": "model_load", "status": "ok", "peak_allocated_bytes": 2**30, "peak_reserved_bytes": 2**31}]
+    request = {"durations": [{"id": f"c{i}", "timing": {"warm": timing, "cold": timing}} for i in range(configs)],
+               "memory": [(f"e{i % experiments}", f"c{i}", phases) for i in range(configs)]}
+    png = next(charts.draw(request))
+    for name in ("durations", "memory"):
+        drawn = Image.open(io.BytesIO(base64.b64decode(png[name].split(",", 1)[1])))
+        assert drawn.size == png_pixels(name, request)
+
+
+def test_a_chart_drawn_at_another_size_is_refused() -> None:
+    png = io.BytesIO()
+    Image.new("L", (10, 10)).save(png, format="PNG")
+    with pytest.raises(RuntimeError, match=r"drawn at \(10, 10\) pixels but laid out at \(10, 11\)"):
+        PendingChart(f"{CHART_URL}durations", (10, 11), png.getvalue).image()
 
 
 def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision: Path) -> None:

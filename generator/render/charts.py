@@ -17,9 +17,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from generator.render.pending import PNG_DPI, WIDTH_IN, figure_inches
+
 GIB = 2**30
-WIDTH_IN = 6.6
-PNG_DPI = 200  # 6.6 in wide: some 190 dots per inch across the A4 text width
 FORMATS = ("png", "svg")
 # Fixed salt and no date: the same data gives byte-identical SVG.
 _RC = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8, "font.family": "DejaVu Sans",
@@ -58,7 +58,7 @@ def _label_margin(labels: list[str], width_in: float) -> float:
 def durations_chart(configs: list[dict[str, Any]]) -> Figure:
     """Each raw run a point (warm circles, cold triangles), the warm median a bar, failures named, never at 0."""
     with rc_context(_RC):
-        height = 1.0 + 0.3 * len(configs)
+        _, height = figure_inches("durations", {"durations": configs})
         fig = Figure(figsize=(WIDTH_IN, height))
         labels = [c["id"] for c in configs]
         fig.subplots_adjust(left=_label_margin(labels, WIDTH_IN), right=0.8, bottom=0.55 / height,
@@ -112,7 +112,7 @@ def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> Figure:
     rows: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
     for experiment, title, phases in panels:
         rows.setdefault(experiment, []).append((title, phases))
-    height = 0.45 + 1.35 * len(rows)
+    _, height = figure_inches("memory", {"memory": panels})
     with rc_context(_RC):
         fig = Figure(figsize=(WIDTH_IN, height))
         fig.subplots_adjust(left=0.08, right=0.99, bottom=0.5 / height, top=1 - 0.42 / height, hspace=0.9)

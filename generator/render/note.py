@@ -9,16 +9,18 @@ import itertools
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import jinja2
 
 from generator.errors import OutputExistsError, UsageError
 from generator.render.filters import FILTERS
+from generator.render.pending import CHART_URL, PendingChart, png_pixels
 from generator.render.view import build_view, chart_request
 from generator.render.weasy import load_weasyprint
 from generator.resources import templates_dir
@@ -68,7 +70,6 @@ def render_html(decision: dict[str, Any], *, signature_status: str) -> str:
 
 
 CHART_FORMATS = (("png", "data:image/png;base64,"), ("svg", "data:image/svg+xml;base64,"))
-CHART_URL = "gpu-audit-chart:"  # the PDF page's chart sources, answered by the fetcher once the worker has drawn
 
 
 def _well_formed(answer: Any, prefix: str, request: dict[str, Any]) -> bool:
@@ -88,31 +89,16 @@ def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterato
         given += 1
         yield answer
     if given < len(CHART_FORMATS):
-        from generator.render import charts  # matplotlib is heavy: loaded only when the charts are drawn here
+        from generator.render import (
+            charts,  # matplotlib is heavy: loaded only when the charts are drawn here
+        )
 
         yield from itertools.islice(charts.draw(request), given, None)
 
 
-def _fetcher(chart: Callable[[str], bytes] | None = None) -> Any:
-    """A URL fetcher that allows only data: URLs and never follows redirects: inputs can make it fetch nothing.
-
-    Given `chart`, it also answers the note's own chart sources (CHART_URL + name) with the PNG that `chart`
-    returns, waiting for it: WeasyPrint parses and styles the document meanwhile. Failing to get a chart stops
-    the rendering (WeasyPrint would otherwise leave the chart out and only log it).
-    """
-    urls = load_weasyprint().urls
-
-    class NoteFetcher(urls.URLFetcher):  # type: ignore[misc,name-defined]
-        def fetch(self, url: str, headers: Any = None) -> Any:
-            if chart is None or not url.startswith(CHART_URL):
-                return super().fetch(url, headers)
-            try:
-                body = chart(url[len(CHART_URL):])
-            except Exception as exc:
-                raise urls.FatalURLFetchingError(f"chart {url} could not be drawn: {exc}") from exc
-            return urls.URLFetcherResponse(url, body, {"Content-Type": "image/png"})
-
-    return NoteFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
+def _fetcher() -> Any:
+    """A URL fetcher that allows only data: URLs and never follows redirects: inputs can make it fetch nothing."""
+    return load_weasyprint().urls.URLFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
 
 
 def _moment(decision: dict[str, Any]) -> datetime:
@@ -120,25 +106,24 @@ def _moment(decision: dict[str, Any]) -> datetime:
 
 
 def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence], *,
-               chart: Callable[[str], bytes] | None = None) -> bytes:
+               charts: Iterable[PendingChart] = ()) -> bytes:
     """PDF/A-3b from the HTML, with the evidence embedded as associated files; dates fixed by the decision.
 
-    `chart` gives the PNG of each chart the HTML names by CHART_URL (see _fetcher).
+    `charts` are the images the HTML names by their URL (CHART_URL + name); each is drawn when painted.
     """
     weasyprint = load_weasyprint()
     HTML, Attachment = weasyprint.HTML, weasyprint.Attachment
 
     when = _moment(decision)
-    fetcher = _fetcher(chart)
+    fetcher = _fetcher()
     attachments = [Attachment(string=e.data, name=e.name, description=e.description, relationship=e.relationship,
                               created=when, modified=when, url_fetcher=fetcher) for e in evidence]
     document = HTML(string=html, url_fetcher=fetcher, base_url=None)
     out = io.BytesIO()
-    try:
-        with _source_date_epoch(when):
-            document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments)
-    except weasyprint.urls.FatalURLFetchingError as exc:
-        raise (exc.__cause__ or exc) from None  # the chart's own error, not WeasyPrint's wrapper
+    with _source_date_epoch(when):
+        # WeasyPrint looks each image URL up in its cache before it fetches: the charts are found there.
+        document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments,
+                           cache={chart.url: chart for chart in charts})
     return out.getvalue()
 
 
@@ -182,7 +167,8 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
 
     `charts` is a worker process started with `generator.render.charts`: it draws the charts while this
     process imports WeasyPrint and lays out the PDF; without it (or when it fails) they are drawn here. The
-    PDF shows them as PNG, which WeasyPrint places at once; the HTML as SVG.
+    PDF shows them as PNG, laid out before they are drawn and asked for when their page is painted; the
+    HTML as SVG.
     """
     if decision.get("schema_version") != "1" or "configurations" not in decision:
         raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
@@ -193,10 +179,15 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
     template = environment().get_template(TEMPLATE)
     view = build_view(decision, signature_status=signature_status)
     drawn = _drawn_charts(charts, request)
-    png = functools.cache(lambda: next(drawn))  # asked for when WeasyPrint reaches the first chart
+    png = functools.cache(lambda: next(drawn))  # asked for when WeasyPrint paints the first chart
+
+    def png_of(name: str) -> bytes:
+        return base64.b64decode(png()[name].split(",", 1)[1])
+
+    pending = [PendingChart(CHART_URL + name, png_pixels(name, request), functools.partial(png_of, name))
+               for name in sorted(CHARTS) if request[name]]
     sources = {name: CHART_URL + name if request[name] else None for name in sorted(CHARTS)}
-    pdf = render_pdf(_page(template, view, sources), decision, evidence,
-                     chart=lambda name: base64.b64decode(png()[name].split(",", 1)[1]))
+    pdf = render_pdf(_page(template, view, sources), decision, evidence, charts=pending)
     png()  # taken, even where the note has no chart, so that the next answer is the SVG
     return {HTML_NAME: _page(template, view, next(drawn)).encode("utf-8"), PDF_NAME: pdf}
 

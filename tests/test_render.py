@@ -5,20 +5,25 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
+from importlib import resources
 from pathlib import Path
 from urllib import request
 
 import jinja2
 import pytest
+import tinycss2
 from PIL import Image
 from pypdf import PdfReader
 
 from conftest import EXAMPLE, read_grid, set_cell, write_grid
-from generator.render import charts, filters
-from generator.render.note import HTML_NAME, PDF_NAME, _fetcher, environment, render_html, render_note, render_pdf
+from generator.render import charts, filters, note
+from generator.render.note import (HTML_NAME, PDF_NAME, UA_STYLESHEET, _fetcher, environment, render_html, render_note,
+                                   render_pdf)
 from generator.render.pending import CHART_URL, PendingChart, png_pixels
 from generator.render.view import chart_request
 from generator.render.weasy import load_weasyprint
+from generator.resources import templates_dir
 
 
 @pytest.fixture(scope="module")
@@ -216,8 +221,10 @@ def test_filters(name: str, value: object, expected: str) -> None:
     assert result == expected and type(result) is str
 
 
-def test_existing_output_is_refused(rendered: Path, example_decision: Path, run_cli) -> None:
+def test_existing_output_is_refused_before_rendering(rendered: Path, example_decision: Path, run_cli,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     before = (rendered / PDF_NAME).read_bytes()
+    monkeypatch.setattr(note, "render_note", lambda *a, **k: pytest.fail("rendered into a folder it then refused"))
     r = run_cli("render", str(example_decision), "-o", str(rendered))
     assert r.code == 2 and "already exists" in r.err
     assert (rendered / PDF_NAME).read_bytes() == before
@@ -324,3 +331,41 @@ def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision
         html = render_note(decision, [], signature_status="test", charts=broken)[HTML_NAME].decode()
     assert html == render_html(decision, signature_status="test")
     assert html.count('src="data:image/svg+xml;base64,') == 2
+
+
+def _element_names(css: str) -> set[str]:
+    """The element names in the selectors of a stylesheet's style rules (at-rules such as @page aside)."""
+    names: set[str] = set()
+    for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
+        if rule.type == "qualified-rule":
+            selector = re.sub(r"\[[^\]]*\]|::?[\w-]+", " ", tinycss2.serialize(rule.prelude))
+            names |= set(re.findall(r"(?<![\w.#-])([a-z][a-z0-9]*)(?![\w-])", selector))
+    return names
+
+
+def test_the_note_user_agent_sheet_has_weasyprints_rules_for_every_element_of_the_template() -> None:
+    ours = _element_names((templates_dir() / UA_STYLESHEET).read_text(encoding="utf-8"))
+    weasyprints = _element_names((resources.files("weasyprint.css") / "html5_ua.css").read_text(encoding="utf-8"))
+    written = set(re.findall(r"<([a-z][a-z0-9]*)", (templates_dir() / "note.html.j2").read_text(encoding="utf-8")))
+    assert {"table", "td", "strong", "br", "img"} <= written  # the template was read
+    assert sorted((written & weasyprints) - ours) == []  # an element WeasyPrint styles but our sheet does not
+
+
+def test_the_note_renders_the_same_with_weasyprints_whole_user_agent_sheet(
+        example_decision: Path, campaign: Path, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = read_grid(campaign)
+    col = rows[0].index
+    set_cell(campaign, 1, "quality_threshold", "0.5")
+    set_cell(campaign, 2, "quality_value", "0.9990")
+    rows = read_grid(campaign)
+    rows[3][col("notes")] = "a <b>note</b> & a long https://example.org/" + "x" * 120
+    write_grid(campaign, rows)
+    flawed = tmp_path / "d.json"
+    assert run_cli("check", str(campaign), "--out", str(flawed)).code == 1
+    for path in (example_decision, flawed):
+        decision = json.loads(path.read_text())
+        ours = render_note(decision, [], signature_status="test")[PDF_NAME]
+        with monkeypatch.context() as patched:
+            patched.setattr(note, "note_html_class", lambda: load_weasyprint().HTML)
+            whole = render_note(decision, [], signature_status="test")[PDF_NAME]
+        assert ours == whole, path

@@ -29,6 +29,7 @@ from generator.worker import JsonWorker
 HTML_NAME = "decision-note.html"
 PDF_NAME = "decision-note.pdf"
 TEMPLATE = "note.html.j2"
+UA_STYLESHEET = "note-ua.css"  # what WeasyPrint's user-agent stylesheet has for the template's elements
 CHARTS = {"durations", "memory"}
 Charts = dict[str, str | None]
 
@@ -101,6 +102,18 @@ def _fetcher() -> Any:
     return load_weasyprint().urls.URLFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
 
 
+def note_html_class() -> Any:
+    """WeasyPrint's HTML class with the note's own user-agent stylesheet in place of WeasyPrint's whole one."""
+    weasyprint = load_weasyprint()
+    stylesheet = weasyprint.CSS(string=(templates_dir() / UA_STYLESHEET).read_text(encoding="utf-8"))
+
+    class NoteHTML(weasyprint.HTML):  # type: ignore[misc,name-defined]
+        def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
+            return [stylesheet]  # the note has no form (WeasyPrint adds its form sheet only for forms)
+
+    return NoteHTML
+
+
 def _moment(decision: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(decision["generated_at"].replace("Z", "+00:00"))
 
@@ -111,14 +124,12 @@ def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence], *,
 
     `charts` are the images the HTML names by their URL (CHART_URL + name); each is drawn when painted.
     """
-    weasyprint = load_weasyprint()
-    HTML, Attachment = weasyprint.HTML, weasyprint.Attachment
-
+    Attachment = load_weasyprint().Attachment
     when = _moment(decision)
     fetcher = _fetcher()
     attachments = [Attachment(string=e.data, name=e.name, description=e.description, relationship=e.relationship,
                               created=when, modified=when, url_fetcher=fetcher) for e in evidence]
-    document = HTML(string=html, url_fetcher=fetcher, base_url=None)
+    document = note_html_class()(string=html, url_fetcher=fetcher, base_url=None)
     out = io.BytesIO()
     with _source_date_epoch(when):
         # WeasyPrint looks each image URL up in its cache before it fetches: the charts are found there.
@@ -141,12 +152,17 @@ def _source_date_epoch(when: datetime) -> Iterator[None]:
             os.environ.pop(key, None)
 
 
+def refuse_existing(outdir: Path, names: Iterable[str]) -> None:
+    """Refuse to go on when any of the files is already in outdir (nothing is overwritten)."""
+    for name in names:
+        if (outdir / name).exists():
+            raise OutputExistsError(f"{outdir / name} already exists; render into a new folder (nothing is overwritten)")
+
+
 def write_new_files(outdir: Path, files: dict[str, bytes]) -> None:
     """Write each file under outdir atomically; refuse any that exists (nothing is overwritten)."""
     outdir.mkdir(parents=True, exist_ok=True)
-    for name in files:
-        if (outdir / name).exists():
-            raise OutputExistsError(f"{outdir / name} already exists; render into a new folder (nothing is overwritten)")
+    refuse_existing(outdir, files)
     for name, data in files.items():
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=outdir)
         try:
@@ -235,6 +251,7 @@ UNSIGNED_RENDER = "none: rendered by `gpu-audit render`; signed notes come from 
 
 def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path | None = None) -> list[Path]:
     """`gpu-audit render`: decision.json to decision-note.html and decision-note.pdf in outdir."""
+    refuse_existing(outdir, (HTML_NAME, PDF_NAME))  # at once, not after a second of rendering (checked again)
     with JsonWorker("generator.render.charts") as charts:  # it imports matplotlib meanwhile
         decision = load_decision(decision_path)
         files = render_note(decision, campaign_evidence(campaign_dir, decision_path.read_bytes()),  # type: ignore[arg-type]

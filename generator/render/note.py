@@ -90,9 +90,7 @@ def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterato
         given += 1
         yield answer
     if given < len(CHART_FORMATS):
-        from generator.render import (
-            charts,  # matplotlib is heavy: loaded only when the charts are drawn here
-        )
+        from generator.render import charts  # matplotlib is heavy: loaded only when the charts are drawn here
 
         yield from itertools.islice(charts.draw(request), given, None)
 

@@ -206,24 +206,28 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
     return {HTML_NAME: _page(template, view, next(drawn)).encode("utf-8"), PDF_NAME: pdf}
 
 
-def load_decision(path: Path) -> dict[str, Any]:
-    """Read and check a decision.json (strict JSON, its schema); a bad file is a usage error naming the problem."""
+def load_decision(path: Path) -> tuple[dict[str, Any], bytes]:
+    """Read and check a decision.json (strict JSON, its schema): the decision and the bytes it was read from.
+
+    A bad file is a usage error naming the problem.
+    """
     from generator.readers.csvtable import decode_utf8, read_bytes
     from generator.readers.jsondoc import parse_document
     from generator.report import location
 
     if not path.exists():
         raise UsageError(f"{path} does not exist; make it with `gpu-audit check CAMPAIGN_DIR --out {path}`")
-    text, bad = decode_utf8(read_bytes(path, str(path)), str(path))
+    data = read_bytes(path, str(path))
+    text, bad = decode_utf8(data, str(path))
     problems = [bad] if text is None else parse_document(text, str(path), "decision").findings
     if problems:
         first = problems[0]
         raise UsageError(f"{path} is not a valid decision.json ({len(problems)} problem(s); first at "
                          f"{location(first)}: {first.message})")
-    return json.loads(text)  # type: ignore[arg-type]
+    return json.loads(text), data  # type: ignore[arg-type]
 
 
-def campaign_evidence(campaign_dir: Path, decision_bytes: bytes) -> list[Evidence]:
+def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[Evidence]:
     """The evidence embedded in the PDF: decision.json, and the raw results and protocol when the campaign is given."""
     evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
     if campaign_dir is None:
@@ -251,8 +255,8 @@ def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path |
     """`gpu-audit render`: decision.json to decision-note.html and decision-note.pdf in outdir."""
     refuse_existing(outdir, (HTML_NAME, PDF_NAME))  # at once, not after a second of rendering (checked again)
     with JsonWorker("generator.render.charts") as charts:  # it imports matplotlib meanwhile
-        decision = load_decision(decision_path)
-        files = render_note(decision, campaign_evidence(campaign_dir, decision_path.read_bytes()),  # type: ignore[arg-type]
-                            signature_status=UNSIGNED_RENDER, charts=charts)
+        decision, data = load_decision(decision_path)  # the very bytes checked are the ones embedded
+        files = render_note(decision, campaign_evidence(campaign_dir, data), signature_status=UNSIGNED_RENDER,
+                            charts=charts)
     write_new_files(outdir, files)
     return [outdir / name for name in files]

@@ -6,8 +6,13 @@ runs on a GPU machine that has nothing but Python, PyTorch and NumPy.
 
 from __future__ import annotations
 
+import _imp  # the import system's lock, looked at when Ctrl-C comes (_interrupt)
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -72,6 +77,34 @@ def _reading_campaigns() -> None:
     import pyarrow
 
     pyarrow.enable_signal_handlers(False)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """Ctrl-C as KeyboardInterrupt, except inside the import system's global lock: then a moment later.
+
+    Python raises the interrupt wherever the main thread is. Raised just after the import system's
+    module-lock bookkeeping has taken the global import lock (importlib's _get_module_lock callback), it
+    is printed as "Exception ignored" and leaves that lock held: every later import then waits forever
+    (1 build in some 400 interrupted early hung so). That lock is only ever held for a few instructions.
+    """
+    if _imp.lock_held():
+        threading.Timer(0.02, signal.raise_signal, (signum,)).start()
+        return
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Our Ctrl-C handler while a command runs, where Python's own would have run (not where SIGINT is ignored)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    signal.signal(signal.SIGINT, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -432,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
-        with applied(_limits(args)):
+        with applied(_limits(args)), _interruptible():
             return handler(args)
     except AuditError as exc:
         print(_printable(f"gpu-audit: error: {exc}"), file=sys.stderr)

@@ -306,6 +306,22 @@ def test_ctrl_c_cleans_up(delay: float, keys: tuple[Path, Path], tmp_path: Path)
     assert [p.name for p in tmp_path.iterdir()] == []
 
 
+def test_a_ctrl_c_inside_the_import_lock_comes_once_the_lock_is_free() -> None:
+    import _imp
+
+    from generator.cli import _interrupt
+
+    _imp.acquire_lock()
+    try:
+        _interrupt(signal.SIGINT, None)  # raised here, it would leave the import lock held for good
+    finally:
+        _imp.release_lock()
+    with pytest.raises(KeyboardInterrupt):  # the same interrupt, raised again a moment later
+        time.sleep(5)
+    with pytest.raises(KeyboardInterrupt):
+        _interrupt(signal.SIGINT, None)  # outside the lock: at once
+
+
 def tool(name: str) -> str | None:
     """A command on PATH, or installed beside this Python (a venv that is not activated)."""
     return shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))

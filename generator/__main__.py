@@ -2,7 +2,14 @@
 
 import sys
 
-from generator.cli import main
-
 if __name__ == "__main__":  # importing this module (as tools may) must not run the CLI
-    sys.exit(main())
+    from generator.exitstatus import interrupted, sigint_handled
+
+    with sigint_handled():  # from the first import on, so that an early Ctrl-C is never lost
+        try:
+            from generator.cli import main
+        except KeyboardInterrupt:
+            code = interrupted()
+        else:
+            code = main()
+    sys.exit(code)

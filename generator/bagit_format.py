@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 BAGIT_TXT = "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n"
@@ -51,9 +52,45 @@ def parse_manifest(text: str) -> tuple[dict[str, str], list[str]]:
     return entries, bad
 
 
+# A character that would end a bag-info line early or hide what follows it: the C0 and C1 controls (CR and LF
+# start a new field: `X\nPayload-Oxum: 1.1`), DEL, and the Unicode line and paragraph separators.
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def field_value_problem(value: str) -> str | None:
+    """Why `value` cannot be a bag-info.txt value (a control character or line break in it), else None."""
+    bad = _LINE_BREAKING.search(value)
+    if bad is not None:
+        return f"it holds the control character U+{ord(bad.group(0)):04X} (a line break would add a field)"
+    if value != value.strip():
+        return "it starts or ends with white space"
+    return None
+
+
 def bag_info_text(fields: list[tuple[str, str]]) -> str:
-    """`Label: value` lines in the given order."""
+    """`Label: value` lines in the given order; a value that would break its line raises ValueError."""
+    for label, value in fields:
+        problem = field_value_problem(value)
+        if problem is not None or ":" in label or field_value_problem(label) is not None:
+            raise ValueError(f"bag-info.txt field {label!r}: {problem or 'not a valid label'}")
     return "".join(f"{label}: {value}\n" for label, value in fields)
+
+
+def parse_bag_info_strict(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The fields of a bag-info.txt as gpu-audit writes it (`Label: value` lines ending in LF), in order, and
+    the lines that are not of that form (continuation lines, CR, a line without a label)."""
+    fields: list[tuple[str, str]] = []
+    bad: list[str] = []
+    lines = text.split("\n")
+    if lines[-1] != "":
+        bad.append(lines[-1])  # the last line has no line end
+    for line in lines[:-1]:
+        label, sep, value = line.partition(": ")
+        if not sep or not label or field_value_problem(label) or field_value_problem(value) or ":" in label:
+            bad.append(line)
+        else:
+            fields.append((label, value))
+    return fields, bad
 
 
 def parse_bag_info(text: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import tempfile
-import threading
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,8 +16,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from generator import __version__
-from generator.bagit_format import (BAGIT_TXT, PAYLOAD_ALGORITHMS, TAG_ALGORITHM, bag_info_text, digests,
+from generator.bagit_format import (BAGIT_TXT, PAYLOAD_ALGORITHMS, bag_info_text, digests, field_value_problem,
                                     manifest_text)
+from generator.bundleid import bundle_id as make_bundle_id
+from generator.bundlelayout import (BAG_INFO_FILE, BAGIT_FILE, MANIFEST, MANIFEST_SIG, MANIFEST_VERSION,
+                                    SELF_CHECKSUM, TAG_MANIFEST, TAG_MANIFEST_LISTS)
 from generator.campaign import PROTOCOL_FILE
 from generator.check import CheckResult, check_campaign
 from generator.validate import CampaignInputs
@@ -27,15 +29,10 @@ from generator.limits import Limits, applied
 from generator.copying import Copier
 from generator.worker import JsonWorker
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
-from generator.render.weasy import load_weasyprint
-from generator.render.view import bundle_id as make_bundle_id
 from generator.report import findings_payload
-from generator.signing import CERT_NAME, Identity, sign_bytes, sign_pdf
+from generator.signing import CERT_NAME, Identity, check_signing_setup, sign_bytes, sign_pdf
 
-MANIFEST = "MANIFEST.json"
-MANIFEST_SIG = "MANIFEST.json.sig"
-SELF_CHECKSUM = ("This manifest carries no checksum of itself, to avoid a self-referential checksum; "
-                 "MANIFEST.json.sig signs it and tagmanifest-sha256.txt covers it.")
+__all__ = ["MANIFEST", "MANIFEST_SIG", "SELF_CHECKSUM", "BuildResult", "InputChangedError", "build_bundle"]
 # progress(stage, done, total): stage names the work; done/total count files where that is known
 Progress = Callable[[str, int, int], None]
 
@@ -74,7 +71,8 @@ def _signature_status(identity: Identity | None) -> str:
     if identity is None:
         return ("UNSIGNED: built with --unsigned; nothing proves who issued this note or that it is unchanged "
                 "beyond the bundle's checksums")
-    return f"signed (PAdES B-B) by {identity.subject}, certificate SHA-256 {identity.fingerprint}"
+    return (f"certified (PAdES, DocMDP: no changes permitted) by {identity.subject}, certificate SHA-256 "
+            f"{identity.fingerprint}")
 
 
 @contextmanager
@@ -122,16 +120,6 @@ def _input_sums(result: CheckResult, found: dict[str, dict[str, str]]) -> dict[s
     return sums
 
 
-def _preload_renderer() -> None:
-    """Import the renderer's and signer's heavy libraries while the campaign is checked.
-
-    matplotlib is not among them: a worker process imports it and draws the charts.
-    """
-    import pyhanko.sign.signers  # noqa: F401
-
-    load_weasyprint()
-
-
 def _evidence(result: CheckResult, decision_bytes: bytes) -> list[Evidence]:
     """The files the PDF carries: decision.json, and the raw results and protocol exactly as validated."""
     evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
@@ -152,27 +140,40 @@ def _payload(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in (root / "data").rglob("*") if p.is_file())
 
 
+def _tag_entry(root: Path, name: str) -> dict[str, Any]:
+    return {"path": name, "bytes": (root / name).stat().st_size, "sha256": digests(root / name, ("sha256",))["sha256"]}
+
+
 def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, identity: Identity | None,
                      organization: str, known: dict[str, dict[str, str]]) -> None:
+    """The tag files in the signing order of generator.bundlelayout: no byte is left unsigned but the
+    signature and the certificate that verifies it."""
     payload = _payload(root)
     sums = {rel: known[rel] if rel in known else digests(root / rel, PAYLOAD_ALGORITHMS) for rel in payload}
     sizes = {rel: (root / rel).stat().st_size for rel in payload}
-    (root / "bagit.txt").write_text(BAGIT_TXT, encoding="utf-8")
-    (root / "bag-info.txt").write_text(bag_info_text([
+    bag_info = [
         ("Source-Organization", organization),
         ("Bagging-Date", decision["generated_at"][:10]),
         ("Payload-Oxum", f"{sum(sizes.values())}.{len(payload)}"),
         ("External-Identifier", bundle_id),
         ("Bag-Software-Agent", f"gpu-audit {__version__}"),
-    ]), encoding="utf-8")
+    ]
+    (root / BAGIT_FILE).write_text(BAGIT_TXT, encoding="utf-8")
+    (root / BAG_INFO_FILE).write_text(bag_info_text(bag_info), encoding="utf-8")
     for alg in PAYLOAD_ALGORITHMS:
         (root / f"manifest-{alg}.txt").write_text(manifest_text({r: s[alg] for r, s in sums.items()}), encoding="utf-8")
+    # The tag manifest lists the tag files written so far; MANIFEST.json, written next, lists it in turn.
+    (root / TAG_MANIFEST).write_text(
+        manifest_text({t: digests(root / t, ("sha256",))["sha256"] for t in TAG_MANIFEST_LISTS}), encoding="utf-8")
     manifest = {
-        "schema_version": "1", "bundle_id": bundle_id, "tool": {"name": "gpu-audit", "version": __version__},
+        "schema_version": MANIFEST_VERSION, "bundle_id": bundle_id,
+        "tool": {"name": "gpu-audit", "version": __version__},
         "created": decision["generated_at"], "signed": identity is not None,
         "signer": None if identity is None else {"subject": identity.subject,
                                                  "certificate_sha256": identity.fingerprint},
         "self_checksum": SELF_CHECKSUM,
+        "bag_info": [list(f) for f in bag_info],
+        "tag_files": [_tag_entry(root, t) for t in sorted((*TAG_MANIFEST_LISTS, TAG_MANIFEST))],
         "files": [{"path": r, "bytes": sizes[r], "sha256": sums[r]["sha256"]} for r in payload],
     }
     manifest_bytes = _canonical(manifest)
@@ -182,9 +183,16 @@ def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, ident
 
         (root / MANIFEST_SIG).write_bytes(sign_bytes(identity, manifest_bytes))
         (root / CERT_NAME).write_bytes(identity.cert.public_bytes(Encoding.PEM))
-    tags = sorted(p.name for p in root.iterdir() if p.is_file() and not p.name.startswith("tagmanifest-"))
-    (root / f"tagmanifest-{TAG_ALGORITHM}.txt").write_text(
-        manifest_text({t: digests(root / t, (TAG_ALGORITHM,))[TAG_ALGORITHM] for t in tags}), encoding="utf-8")
+
+
+def _checked_organization(organization: str | None, identity: Identity | None) -> str:
+    """bag-info's Source-Organization: a line break or control character in it is refused (it would add a field)."""
+    org = organization or (_organization(identity) if identity else "unspecified")
+    problem = field_value_problem(org)
+    if problem is not None:
+        source = "--organization" if organization else "the signer certificate's organisation name"
+        raise UsageError(f"{source} {org!r} cannot go into bag-info.txt: {problem}; give a one-line name")
+    return org
 
 
 def _zip_folder(root: Path, zip_path: Path, top: str, when: datetime) -> None:
@@ -200,20 +208,24 @@ def _zip_folder(root: Path, zip_path: Path, top: str, when: datetime) -> None:
 
 def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, make_zip: bool = False,
                  strict: bool = False, organization: str | None = None,
-                 progress: Progress | None = None, limits: Limits | None = None) -> BuildResult:
+                 progress: Progress | None = None, limits: Limits | None = None,
+                 tsa_url: str | None = None) -> BuildResult:
     """Validate, recompute, render, sign and write the bundle; nothing appears under `out` unless complete.
 
     `limits` (file size, JSON depth) apply to every input read; without them the active limits do.
+    `tsa_url`: an RFC 3161 authority that timestamps the PDF signature (PAdES B-T).
     """
     if limits is not None:
         with applied(limits):
             return build_bundle(campaign_dir, out, identity, make_zip=make_zip, strict=strict,
-                                organization=organization, progress=progress)
+                                organization=organization, progress=progress, tsa_url=tsa_url)
     def step(stage: str, done: int = 0, total: int = 0) -> None:
         if progress is not None:
             progress(stage, done, total)
 
     target = out
+    org = _checked_organization(organization, identity)  # before any work
+    check_signing_setup(identity, tsa_url)
     if make_zip and target.suffix != ".zip":
         raise UsageError(f"with --zip the output must end in .zip (got {out})")
     if not target.parent.is_dir():
@@ -226,10 +238,8 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
             data = tmp / "data"
             data.mkdir()
             step("validating and recomputing")
-            # A daemon thread, never joined: the renderer's own imports wait for it through the import locks,
-            # and a Ctrl-C that lands inside an import (and leaves Python's import lock taken) cannot make the
-            # command wait for it forever.
-            threading.Thread(target=_preload_renderer, name="preload-renderer", daemon=True).start()
+            # WeasyPrint and pyHanko are imported in this thread when the note is rendered and signed: no
+            # thread imports beside it, so a Ctrl-C that lands inside an import can leave no other waiting.
             # The inputs are copied and hashed by a worker process of low priority from the moment they are
             # known: it takes the processor time the check leaves, then the rendering's.
             result = check_campaign(campaign_dir, progress=step,
@@ -240,7 +250,6 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
                 copier.close()
                 shutil.rmtree(tmp)
                 return BuildResult(path=target, pdf=None, bundle_id=bundle_id, check=result, built=False)
-            org = organization or (_organization(identity) if identity else "unspecified")
             step("copying inputs and rendering")
             decision_bytes = _canonical(decision)
             (data / "decision.json").write_bytes(decision_bytes)
@@ -250,7 +259,7 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
             sums = _input_sums(result, copier.result())
             (data / HTML_NAME).write_bytes(files[HTML_NAME])
             step("signing")
-            pdf = files[PDF_NAME] if identity is None else sign_pdf(identity, files[PDF_NAME])
+            pdf = files[PDF_NAME] if identity is None else sign_pdf(identity, files[PDF_NAME], tsa_url=tsa_url)
             (data / PDF_NAME).write_bytes(pdf)
             step("hashing")
             _write_tag_files(tmp, decision, bundle_id, identity, org, sums)

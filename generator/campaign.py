@@ -62,6 +62,16 @@ def open_campaign(path: Path) -> CampaignFolder:
     return CampaignFolder(root=path.resolve())
 
 
+def template_example(pattern: str) -> str:
+    """The prediction-file template filled with identifiers the schemas allow.
+
+    A schema-valid identifier has no '/' and cannot be '.' or '..', so whether this path stays in the folder
+    is whether every schema-valid row's path does: a template that fails here is the protocol's fault, to be
+    reported once on files.predictions, not on every grid row.
+    """
+    return prediction_path(pattern, "experiment", "variant", "cold", 1)
+
+
 def prediction_path(pattern: str, experiment_id: str, variant_id: str, phase: str, run_index: int) -> str:
     """The prediction file of one run attempt: the protocol's pattern with the row's key filled in."""
     values = {"experiment_id": experiment_id, "variant_id": variant_id, "phase": phase, "run_index": str(run_index)}

@@ -9,7 +9,28 @@ from pathlib import Path
 from generator.errors import OutputExistsError, UsageError
 
 
+def _learning_rates(text: str) -> list[float]:
+    """--lrs: comma-separated positive finite numbers, checked before any work (a bad one is a usage error)."""
+    import math
+
+    rates = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        try:
+            rate = float(item)
+        except ValueError:
+            rate = math.nan
+        if not (math.isfinite(rate) and rate > 0):
+            raise UsageError(f"--lrs: {item!r} is not a positive learning rate; give numbers such as 0.003,0.01,0.03")
+        rates.append(rate)
+    if not rates:
+        raise UsageError("--lrs: give at least one learning rate, such as 0.003,0.01,0.03")
+    return rates
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
+    lrs = _learning_rates(args.lrs)
     from generator import textclf  # noqa: PLC0415 - needs torch
 
     out = Path(args.out_dir)
@@ -17,7 +38,6 @@ def _cmd_train(args: argparse.Namespace) -> int:
         raise OutputExistsError(f"{out} already exists; choose a new folder (nothing is overwritten)")
     if not out.parent.is_dir():
         raise UsageError(f"the folder of {out} does not exist; create it first")
-    lrs = [float(x) for x in args.lrs.split(",") if x.strip()]
     blob, report = textclf.train(Path(args.train), Path(args.tune), seed=args.seed, lrs=lrs, epochs=args.epochs,
                                  buckets=args.buckets, dim=args.dim, context=args.context, limit=args.limit)
     out.mkdir()
@@ -55,6 +75,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
               f"{'' if row['quality_value'] is None else row['quality_value']:>9} "
               f"{str(row['corpus_accepted']).lower():<8} {'' if row['peak_allocated_bytes'] is None else row['peak_allocated_bytes']:>12} "
               f"{'' if row['peak_reserved_bytes'] is None else row['peak_reserved_bytes']:>12}")
+    print(f"ran {result.started_at} to {result.ended_at} (UTC; every phase's started_at and ended_at are in the "
+          "measurement JSON, and check proves them against the registration and the window)")
     print(f"wrote {result.out}; audit it with: gpu-audit check {result.out}")
     return 1 if result.failed_attempts else 0
 

@@ -64,12 +64,14 @@ class CampaignConfig:
 
 @dataclass
 class CampaignResult:
-    """What was written: the folder, the grid rows (with a private `_outcome`) and the environment."""
+    """What was written: the folder, the grid rows (with a private `_outcome`), the environment and when (UTC)."""
 
     out: Path
     rows: list[dict[str, Any]]
     environment: dict[str, Any]
     failed_attempts: int = 0
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 @dataclass
@@ -319,6 +321,7 @@ def _cold_run(config: CampaignConfig, exp_id: str, variant_id: str, predictions:
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    started_at = measure.utc_now()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COLD_TIMEOUT_S, env=env, check=False)
         error = None if proc.returncode == 0 and result.is_file() else \
@@ -328,10 +331,12 @@ def _cold_run(config: CampaignConfig, exp_id: str, variant_id: str, predictions:
     if error is None:
         data = json.loads(result.read_text(encoding="utf-8"))
         return data["phases"], int(data["completed"])
+    # The failed process's own bounds: a cold run that failed still happened, and when matters.
+    ended_at = measure.utc_now()
     failed = []
     for name in ("model_load", "inputs", "cold_forward"):
         row = measure._phase_row(name, None, 1)
-        row.update(status="failed", error=error)
+        row.update(status="failed", error=error, started_at=started_at, ended_at=ended_at)
         failed.append(row)
     if not predictions.exists():
         write_csv(predictions, ["id", "label"], [])
@@ -459,8 +464,10 @@ def run_campaign(config: CampaignConfig) -> CampaignResult:
         measure.parse_device(config.device)
     torch, env = _environment(config)
     tmp = _new_output(config.out)
+    started_at = measure.utc_now()
     try:
         rows = _execute(plan, config, torch, env, tmp)
+        ended_at = measure.utc_now()
         try:
             os.rename(tmp, config.out)  # refuses a non-empty folder that appeared meanwhile
         except OSError:
@@ -470,7 +477,8 @@ def run_campaign(config: CampaignConfig) -> CampaignResult:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
     return CampaignResult(out=config.out, rows=rows, environment=env,
-                          failed_attempts=sum(r["_outcome"] != "ok" for r in rows))
+                          failed_attempts=sum(r["_outcome"] != "ok" for r in rows), started_at=started_at,
+                          ended_at=ended_at)
 
 
 def _execute(plan: _Plan, config: CampaignConfig, torch: Any, env: dict[str, Any], tmp: Path) -> list[dict[str, Any]]:

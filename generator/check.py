@@ -14,11 +14,13 @@ from typing import Any, Callable
 
 from generator import __version__
 from generator.findings import Finding, Severity, count_by_severity, sort_key
-from generator.readers.csvtable import read_bytes
-from generator.readers.predictions import ColumnRules, LabelFile, known_ids, parse_label_bytes
+from generator.readers.boundedread import read_bounded
+from generator.readers.predictions import ColumnRules, LabelFile, known_ids, parse_label_bytes, refused, size_limit
 from generator import idsets
 from generator.recompute.acceptance import Acceptance, assess_run, assess_run_reference, prepare_truth
 from generator.recompute.decision import recompute
+from generator.recompute.gate import gate, withheld
+from generator.attribution import attribute, owners_of
 from generator.campaign import is_file
 from generator.validate import CampaignInputs, RunFile, load_campaign
 
@@ -108,6 +110,7 @@ def check_campaign(path: Path, *, fast: bool = True,
                                  idsets.as_array(inputs.reference.labels).to_pylist()))  # type: ignore[union-attr]
     rules = ColumnRules.from_schema("labels-row", inputs.classes)
     known = known_ids(inputs.expected, rules) if fast and inputs.expected is not None else None
+    max_bytes = size_limit(inputs.expected, inputs.classes)
 
     def parse(data: bytes, run: RunFile) -> LabelFile:
         return parse_label_bytes(data, run.relpath, rules, Severity.WARNING, fast=fast, known=known)
@@ -152,14 +155,19 @@ def check_campaign(path: Path, *, fast: bool = True,
         for i, run in enumerate(inputs.run_files):
             digest, parsing = None, None
             if run.exists and run.path is not None:
-                data = read_bytes(run.path, run.relpath)
-                digest = hashlib.sha256(data).hexdigest()
-                hashed[run.relpath] = (len(data), digest)
+                # Read in blocks and hashed on the way; a file too large for the corpus, or with a line too
+                # long for any row, is refused unparsed (memory: one block) and its SHA-256 still computed.
+                raw = read_bounded(run.path, run.relpath, max_bytes=max_bytes, severity=Severity.WARNING)
+                digest = raw.sha256
+                hashed[run.relpath] = (raw.size, digest)
                 if not (fast and digest in claimed):
                     claimed.add(digest)
-                    # Each parse runs in a copy of this context, so the command's limits apply there too.
-                    parsing = pool.submit(contextvars.copy_context().run, parse, data, run)
-                del data
+                    if raw.data is None:
+                        parsing = pool.submit(refused, raw, run.relpath)
+                    else:
+                        # Each parse runs in a copy of this context, so the command's limits apply there too.
+                        parsing = pool.submit(contextvars.copy_context().run, parse, raw.data, run)
+                del raw
             pending.append((i, run, digest, parsing))
             while len(pending) > READ_AHEAD:
                 finish(*pending.popleft())
@@ -179,12 +187,13 @@ def check_campaign(path: Path, *, fast: bool = True,
                                measurements, inputs.tariffs.rows if inputs.tariffs else [],
                                inputs.tariffs.file if inputs.tariffs else inputs.files["tariffs"])
         findings.extend(more)
+        findings = attribute(findings, owners_of(inputs))
         decision.update(body)
+        decision["decision"] = gate(decision["configurations"], findings)
     else:
-        decision.update(window=None, experiments=[], configurations=[], decision={
-            "answer": None, "series_decides": False, "ranking": [], "ties": [], "uncertainty": [],
-            "reason": "no admissible configuration: the protocol, the expected IDs, the reference or the raw results "
-                      "could not be read; see the findings"})
+        findings = attribute(findings, owners_of(inputs))
+        decision.update(window=None, experiments=[], configurations=[],
+                        decision=withheld([], [f for f in findings if f.is_error and f.shared_input], unreadable=True))
     findings.sort(key=sort_key)
     decision["finding_counts"] = count_by_severity(findings)
     decision["findings"] = [f.to_dict() for f in findings]

@@ -6,25 +6,23 @@ runs on a GPU machine that has nothing but Python, PyTorch and NumPy.
 
 from __future__ import annotations
 
-import _imp  # the import system's lock, looked at when Ctrl-C comes (_interrupt)
 import argparse
-import signal
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from generator import __version__
-from generator.errors import AuditError, UsageError
-from generator.limits import DEFAULT as DEFAULT_LIMITS, GiB, KiB, Limits, MiB, applied
+from generator.errors import UsageError
+from generator.limits import DEFAULT as DEFAULT_LIMITS
+from generator.limits import GiB, KiB, Limits, MiB, applied
 
 Handler = Callable[[argparse.Namespace], int]
 
 # The documented limits each command takes (README, "Limits and hostile input"); --max-findings is separate.
 CAMPAIGN_LIMITS = ("max_file_bytes", "max_json_depth")
-BUNDLE_LIMITS = ("max_file_bytes", "max_json_depth", "max_bundle_bytes", "max_zip_entries", "max_zip_ratio")
+BUNDLE_LIMITS = ("max_file_bytes", "max_json_depth", "max_bundle_bytes", "max_zip_entries", "max_zip_ratio",
+                 "max_pdf_bytes", "max_pdf_seconds")
 _UNITS = {"": 1, "k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB}
 
 
@@ -46,6 +44,8 @@ def _add_limits(p: argparse.ArgumentParser, names: Sequence[str]) -> None:
         "max_bundle_bytes": "largest total uncompressed size of a bundle zip (default 8G)",
         "max_zip_entries": "most entries in a bundle zip (default 200000)",
         "max_zip_ratio": "highest compression ratio of a zip entry over 1 MiB (default 200)",
+        "max_pdf_bytes": "largest decision note parsed, in bytes (default 64M)",
+        "max_pdf_seconds": "most processor seconds the decision note's parse may take (default 20)",
     }
     for name in names:
         flag = "--" + name.replace("_", "-")
@@ -62,11 +62,6 @@ def _limits(args: argparse.Namespace) -> Limits:
         raise UsageError(str(exc)) from None
 
 
-def _printable(text: str) -> str:
-    """Text that any UTF-8 stream can print: a lone surrogate (an odd file name) is shown escaped."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _reading_campaigns() -> None:
     """Leave Ctrl-C to Python while pyarrow reads the campaign, so that it always stops the command.
 
@@ -79,36 +74,8 @@ def _reading_campaigns() -> None:
     pyarrow.enable_signal_handlers(False)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    """Ctrl-C as KeyboardInterrupt, except inside the import system's global lock: then a moment later.
-
-    Python raises the interrupt wherever the main thread is. Raised just after the import system's
-    module-lock bookkeeping has taken the global import lock (importlib's _get_module_lock callback), it
-    is printed as "Exception ignored" and leaves that lock held: every later import then waits forever
-    (1 build in some 400 interrupted early hung so). That lock is only ever held for a few instructions.
-    """
-    if _imp.lock_held():
-        threading.Timer(0.02, signal.raise_signal, (signum,)).start()
-        return
-    raise KeyboardInterrupt
-
-
-@contextmanager
-def _interruptible() -> Iterator[None]:
-    """Our Ctrl-C handler while a command runs, where Python's own would have run (not where SIGINT is ignored)."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-        yield
-        return
-    signal.signal(signal.SIGINT, _interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from generator.report import format_findings, findings_to_json
+    from generator.report import findings_to_json, format_findings
     from generator.validate import validate_campaign
 
     _reading_campaigns()
@@ -150,7 +117,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     import json
 
     from generator.check import check_campaign
-    from generator.report import format_decision, format_findings
+    from generator.report import format_decision, format_findings, json_safe
 
     _reading_campaigns()
     if args.max_findings < 1:
@@ -164,7 +131,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         _write_new(Path(args.out), text)
     if args.json:
-        print(text, end="")
+        print(json_safe(text), end="")  # the same JSON, without input characters a terminal would apply
     else:
         print(format_decision(result.decision))
         print(format_findings(result.findings, subject=args.campaign_dir, max_findings=args.max_findings))
@@ -192,14 +159,14 @@ def _cmd_cost(args: argparse.Namespace) -> int:
                              "give --tariffs FILE with the provider's published price")
         print(format_quote(cost.quote(tariff, args.lots, args.accepted_results)))
     if all(window_args):
-        hours = cost.window_hours(args.window_start, args.window_end, args.timezone)
+        hours = cost.window_hours(args.window_start, args.window_end, args.timezone, strict=True)
         if hours <= 0:
             raise UsageError("--window-end must be after --window-start")
         print(format_window(cost.covering_packages(hours)))
     return 0
 
 
-def _load_tariffs(path: str | None, text: str | None = None) -> "dict[tuple[str, int], Any]":
+def _load_tariffs(path: str | None, text: str | None = None) -> dict[tuple[str, int], Any]:
     from generator.readers.csvtable import parse_table, read_table
     from generator.recompute.cost import tariffs_from_rows
     from generator.report import format_findings
@@ -214,6 +181,8 @@ def _load_tariffs(path: str | None, text: str | None = None) -> "dict[tuple[str,
 def _cmd_render(args: argparse.Namespace) -> int:
     from generator.render.note import render_decision_file
 
+    if args.campaign:
+        _reading_campaigns()  # the campaign is loaded and checked as `build` loads it
     written = render_decision_file(Path(args.decision), Path(args.outdir),
                                    Path(args.campaign) if args.campaign else None)
     for path in written:
@@ -237,7 +206,7 @@ def _passphrase(env: str, prompt: str) -> bytes | None:
     return None
 
 
-def _identity(args: argparse.Namespace) -> "Any":
+def _identity(args: argparse.Namespace) -> Any:
     from generator import signing
 
     chosen = [bool(args.key or args.cert), bool(args.pkcs12), bool(args.unsigned)]
@@ -245,15 +214,30 @@ def _identity(args: argparse.Namespace) -> "Any":
         raise UsageError("give either --key and --cert, or --pkcs12, or --unsigned")
     if args.unsigned:
         return None
+    readable = bool(getattr(args, "allow_readable_key", False))
     if args.pkcs12:
-        return signing.load_pkcs12_identity(Path(args.pkcs12), _passphrase(PKCS12_PASSPHRASE_ENV, "PKCS#12 passphrase: "))
+        return _key_loaded(lambda: signing.load_pkcs12_identity(
+            Path(args.pkcs12), _passphrase(PKCS12_PASSPHRASE_ENV, "PKCS#12 passphrase: "), allow_readable_key=readable))
     if not (args.key and args.cert):
         raise UsageError("a bundle is signed: give --key KEY.pem --cert CERT.pem (make them once with "
                          "`gpu-audit keygen DIR`), or --pkcs12 FILE, or --unsigned to build an unsigned bundle")
     import os
 
     passphrase = os.environ.get(KEY_PASSPHRASE_ENV)
-    return signing.load_pem_identity(Path(args.key), Path(args.cert), passphrase.encode() if passphrase else None)
+    return _key_loaded(lambda: signing.load_pem_identity(Path(args.key), Path(args.cert),
+                                                         passphrase.encode() if passphrase else None,
+                                                         allow_readable_key=readable))
+
+
+def _key_loaded(load: Callable[[], Any]) -> Any:
+    """The identity `load` gives; a key others can read is refused with the option that accepts it anyway."""
+    from generator.errors import ReadableKeyError
+
+    try:
+        return load()
+    except ReadableKeyError as exc:
+        raise ReadableKeyError(f"{exc}, or give --allow-readable-key to use it as it is", exc.path, exc.mode
+                               ) from None
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
@@ -286,6 +270,7 @@ def _progress_bar() -> Callable[[str, int, int], None]:
 def _cmd_build(args: argparse.Namespace) -> int:
     from generator.bundle import build_bundle
     from generator.report import format_decision, format_findings
+    from generator.termtext import escape_terminal
 
     _reading_campaigns()
     identity = _identity(args)
@@ -293,7 +278,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     progress = _progress_bar() if show else None
     result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
                           strict=args.strict, organization=args.organization, progress=progress,
-                          limits=_limits(args))
+                          limits=_limits(args), tsa_url=args.tsa)
     if show:
         sys.stderr.write("\n")
     errors = result.check.errors
@@ -304,33 +289,31 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_decision(result.check.decision))
         print(format_findings(result.check.findings, subject=args.campaign_dir, max_findings=args.max_findings))
-    print(f"bundle {result.bundle_id}: {result.path}")
+    print(f"bundle {result.bundle_id}: {escape_terminal(str(result.path))}")
     if result.pdf is not None:
-        print(f"decision note: {result.pdf}")
+        print(f"decision note: {escape_terminal(str(result.pdf))}")
     if identity is None:
         print("warning: the bundle is UNSIGNED", file=sys.stderr)
     return 1 if errors else 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from generator.termtext import escape_terminal
+    from generator.verdict import report_lines
     from generator.verify import load_trust, verify_bundle
 
     if args.max_findings < 1:
         raise UsageError("--max-findings must be at least 1")
-    trust = load_trust(Path(args.trust)) if args.trust else None
+    trust = load_trust(Path(args.trust) if args.trust else None, args.trust_fingerprint)
     report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned, limits=_limits(args))
+    # Names in a bundle are the maker's: a CR or an escape sequence in one must not overwrite these lines.
     for problem in report.problems[: args.max_findings]:
-        print(_printable(str(problem)))
+        print(escape_terminal(str(problem)))
     if len(report.problems) > args.max_findings:
         print(f"... and {len(report.problems) - args.max_findings} more problems")
-    if report.ok:
-        signer = f"signed by {report.signer}" if report.signer else "UNSIGNED"
-        trusted = " (trusted certificate)" if trust is not None and report.signer else ""
-        print(f"OK: {report.bundle} verifies: bundle {report.bundle_id}, {report.payload_files} payload files, "
-              f"{signer}{trusted}")
-        return 0
-    print(f"FAILED: {report.bundle}: {len(report.problems)} problem(s)")
-    return 1
+    for line in report_lines(report):
+        print(line)
+    return 0 if report.ok else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -402,9 +385,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "keygen",
-        help="make a new ECDSA P-256 signing key and self-signed certificate",
-        description="Write DIR/signer-key.pem (mode 0600) and DIR/signer.pem, a self-signed certificate. P-256 "
-        "because pdfsig and Adobe Reader verify it. Existing files are refused.",
+        help="make a new RSA 3072-bit signing key and self-signed certificate",
+        description="Write DIR/signer-key.pem (RSA 3072-bit, PKCS#8, mode 0600) and DIR/signer.pem, a self-signed "
+        "certificate. RSA because the note stays PDF 1.7 (PDF/A-3), where ECDSA is not defined, and pdfsig and "
+        "Adobe Reader verify it. Existing files are refused.",
     )
     p.add_argument("directory", metavar="DIR", help="folder for the key and certificate")
     p.add_argument("--name", default="gpu-audit signer", help="organisation name in the certificate")
@@ -421,13 +405,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see README)")
     p.add_argument("-o", "--out", required=True, metavar="BUNDLE_DIR", help="new bundle folder (or .zip with --zip)")
-    p.add_argument("--key", metavar="KEY.pem", help="ECDSA P-256 private key (PEM)")
+    p.add_argument("--key", metavar="KEY.pem", help="RSA private key of 2048 bits or more (PEM)")
     p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM)")
     p.add_argument("--pkcs12", metavar="FILE", help="key and certificate in one PKCS#12 file")
     p.add_argument("--unsigned", action="store_true", help="build without signatures (the note says so)")
+    p.add_argument("--allow-readable-key", action="store_true",
+                   help="use a private key (or PKCS#12 file) that group or others can read; refused otherwise")
     p.add_argument("--zip", action="store_true", help="write one .zip file instead of a folder")
     p.add_argument("--strict", action="store_true", help="refuse to build when there are error findings")
     p.add_argument("--organization", metavar="NAME", help="bag-info Source-Organization (default: the signer)")
+    p.add_argument("--tsa", metavar="URL", help="RFC 3161 time-stamping authority that timestamps the PDF signature "
+                   "(PAdES B-T): the one network request gpu-audit makes, and only when given")
     p.add_argument("--quiet", action="store_true", help="print only where the bundle is; no progress")
     p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N findings")
     _add_limits(p, CAMPAIGN_LIMITS)
@@ -435,15 +423,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "verify",
-        help="check a bundle: bag checksums, MANIFEST.json, signatures",
-        description="Check a bundle folder or zip: every file present, no extra file, every checksum (BagIt), "
-        "MANIFEST.json against the payload, the manifest's signature, the PDF signature (intact, covering the whole "
-        "file, by the same certificate), and with --trust that the signer is the trusted one. Exit 0 only when all "
-        "hold, 1 with each problem named, 2 for usage errors.",
+        help="check a bundle or a decision note: files, checksums, signatures, signer",
+        description="Check a bundle folder or zip, or a decision-note.pdf on its own: every file listed in the signed "
+        "MANIFEST.json and nothing else, every checksum, both signatures, the cross-checks (the PDF's embedded "
+        "decision.json, the bundle ID, the input fingerprints), and the signer's certificate fingerprint against "
+        "--trust or --trust-fingerprint. Exit 0 only when all hold and the signer is trusted (or the bundle is "
+        "unsigned and --allow-unsigned is given); 1 for a problem, or when no trust anchor is given (signer not "
+        "checked); 2 for usage errors.",
     )
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip")
     p.add_argument("--trust", metavar="CERT.pem", help="the certificate the signer must be (or be issued by)")
-    p.add_argument("--allow-unsigned", action="store_true", help="accept a bundle built with --unsigned")
+    p.add_argument("--trust-fingerprint", metavar="SHA256:HEX",
+                   help="the SHA-256 fingerprint of the signer's certificate, obtained from the signer by another channel")
+    p.add_argument("--allow-unsigned", action="store_true",
+                   help="accept a bundle built with --unsigned (not with --trust or --trust-fingerprint)")
     p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N problems")
     _add_limits(p, BUNDLE_LIMITS)
     p.set_defaults(handler=_cmd_verify)
@@ -456,20 +449,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and give its exit status (see generator.exitstatus: never a traceback)."""
     import logging
 
-    # WeasyPrint logs each URL the note's fetcher refuses; refusing them is intended, so only errors show.
-    logging.getLogger("weasyprint").setLevel(logging.ERROR)
-    logging.getLogger("fontTools").setLevel(logging.ERROR)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from generator.exitstatus import interrupted, run_command, sigint_handled
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with sigint_handled():
+        try:
+            # WeasyPrint logs each URL the note's fetcher refuses; refusing them is intended, so only errors show.
+            logging.getLogger("weasyprint").setLevel(logging.ERROR)
+            logging.getLogger("fontTools").setLevel(logging.ERROR)
+            args = build_parser().parse_args(argv)
+        except KeyboardInterrupt:  # while the subcommands' modules are imported
+            return interrupted()
+        return run_command(args, argv, lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     handler: Handler = args.handler
-    try:
-        with applied(_limits(args)), _interruptible():
-            return handler(args)
-    except AuditError as exc:
-        print(_printable(f"gpu-audit: error: {exc}"), file=sys.stderr)
-        return exc.exit_status
-    except KeyboardInterrupt:
-        print("gpu-audit: interrupted", file=sys.stderr)
-        return 130
+    with applied(_limits(args)):
+        return handler(args)

@@ -93,6 +93,8 @@ class Copier:
         if not isinstance(answer, dict) or not ("sums" in answer or "error" in answer):
             raise UnreadableInputError("copying the inputs into the bundle failed (the copying process ended "
                                        "without an answer); run the build again")
+        if answer.get("error") == "os" and isinstance(answer.get("errno"), int):
+            raise OSError(answer["errno"], answer.get("strerror") or answer.get("message"), answer.get("filename"))
         if "error" in answer:
             kind = SecretInInputError if answer["error"] == "secret" else UnreadableInputError
             raise kind(answer["message"])
@@ -115,7 +117,10 @@ def _copy_request(request: Any) -> dict[str, Any]:
         return {"sums": copy_all(jobs)}
     except SecretInInputError as exc:
         return {"error": "secret", "message": str(exc)}
-    except (OSError, AuditError) as exc:
+    except OSError as exc:  # the machine's fault (a full disk, a read error): the parent raises it again as such
+        return {"error": "os", "errno": exc.errno, "strerror": exc.strerror,
+                "filename": None if exc.filename is None else os.fsdecode(exc.filename), "message": str(exc)}
+    except AuditError as exc:
         return {"error": "unreadable", "message": f"copying the inputs: {exc}"}
 
 

@@ -20,7 +20,11 @@ class Finding:
     """One finding: a stable code, where it is, what was claimed or found, and what to do.
 
     `line` is the 1-based physical line in the file where the record starts (None for whole-file
-    or JSON findings); `field` is a column name or a JSON path.
+    or JSON findings); `field` is a column name or a JSON path. `configurations` names the configurations
+    (`experiment/variant`) whose own evidence the finding concerns; `shared_input` names the shared input it
+    concerns instead (`protocol`, `expected_ids`, `reference`, `tariffs`, `grid`). `generator.attribution`
+    fills both in once every finding is known; a finding that concerns neither is about a file no
+    configuration rests on.
     """
 
     code: str
@@ -35,11 +39,14 @@ class Finding:
     claimed: Any = None
     recomputed: Any = None
     extra: dict[str, Any] = dataclass_field(default_factory=dict)
+    configurations: tuple[str, ...] = ()
+    shared_input: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (severity as its string value)."""
         data = asdict(self)
         data["severity"] = self.severity.value
+        data["configurations"] = list(self.configurations)
         return data
 
     @property

@@ -28,7 +28,8 @@ class Limits:
 
     max_file_bytes: int = 2 * GiB
     """Size of one input file read whole (campaign CSV and JSON files, prediction files, the small files of a
-    bundle: bagit.txt, manifests, MANIFEST.json, signature, certificate, the PDF); `--max-file-bytes`."""
+    bundle: bagit.txt, manifests, MANIFEST.json, signature, certificate, decision.json; the PDF has its own,
+    `max_pdf_bytes`); `--max-file-bytes`."""
 
     max_json_depth: int = 64
     """Nesting depth of a JSON document (protocol.json, measurements, MANIFEST.json); `--max-json-depth`."""
@@ -44,6 +45,15 @@ class Limits:
 
     max_zip_ratio: int = 200
     """Uncompressed / compressed size of one zip entry larger than 1 MiB (zip bombs); `--max-zip-ratio`."""
+
+    max_pdf_bytes: int = 64 * MiB
+    """Size of the decision note that `verify` parses (pyHanko's cost grows with the file: a hostile PDF of
+    a few gigabytes took minutes and tens of gigabytes of memory); `--max-pdf-bytes`. A genuine note is a few
+    hundred kilobytes."""
+
+    max_pdf_seconds: int = 20
+    """Processor seconds the decision note's parse may take (a child process; a hostile PDF well under
+    --max-pdf-bytes can still cost pyHanko minutes); `--max-pdf-seconds`. A genuine note takes under one."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

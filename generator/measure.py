@@ -13,6 +13,7 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Callable
@@ -389,6 +390,11 @@ def _read(reader: Callable[[], int]) -> int | None:
         return None
 
 
+def utc_now() -> str:
+    """The current moment in UTC as YYYY-MM-DDTHH:MM:SS.ffffffZ: the form the measurement schema takes."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _phase_row(name: str, repeat: int | None, iterations: int) -> dict[str, Any]:
     return {
         "phase": name, "repeat": repeat, "iterations": iterations, "status": "ok", "error": None,
@@ -405,6 +411,8 @@ def _run_phase(torch: Any, counters: Any, name: str, fn: Callable[[], Any],
 
     Returns the row and fn's result, kept alive until after the final readings; the caller frees it.
     An out-of-memory or runtime error makes the row failed (no duration) and the result None.
+    started_at and ended_at (UTC) bracket the timed part, a failed one too: they are what proves that the
+    run lay inside the registered window.
     """
     row = _phase_row(name, repeat, iterations)
     counters.synchronize()
@@ -412,12 +420,15 @@ def _run_phase(torch: Any, counters: Any, name: str, fn: Callable[[], Any],
     row["baseline_reserved_bytes"] = counters.reserved()
     counters.reset_peaks()
     result: Any = None
+    row["started_at"] = utc_now()
     start = time.perf_counter()
     try:
         result = fn()
         counters.synchronize()
         row["elapsed_seconds"] = time.perf_counter() - start
+        row["ended_at"] = utc_now()
     except (torch.cuda.OutOfMemoryError, RuntimeError) as exc:
+        row["ended_at"] = utc_now()
         result = None
         row["status"] = "failed"
         row["elapsed_seconds"] = None

@@ -109,6 +109,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if summary:
         print(f"warm_forward: median {summary['median_seconds']:.6f} s, min {summary['min_seconds']:.6f} s, "
               f"max {summary['max_seconds']:.6f} s over {summary['count']} repeat(s)")
+    stamps = [t for row in result.phases for t in (row.get("started_at"), row.get("ended_at")) if t]
+    if stamps:
+        print(f"ran {min(stamps)} to {max(stamps)} (UTC; each phase's started_at and ended_at are in the file)")
     print(_MEMORY_NOTE)
     if result.failed:
         print(f"wrote {output}; a phase failed and the phases after it were not run")

@@ -6,28 +6,32 @@ import json
 from typing import Any, Sequence
 
 from generator.findings import Finding, count_by_severity
+from generator.termtext import escape_terminal
+from generator.textsafety import terminal_safe
 
 
 def location(f: Finding) -> str:
-    """`file:line: field` as far as known."""
-    where = f.file
+    """`file:line: field` as far as known; the names escaped (a name is one line: a CR in it is shown, not applied)."""
+    where = escape_terminal(f.file)
     if f.line is not None:
         where += f":{f.line}"
     if f.field:
-        where += f": {f.field}"
+        where += f": {escape_terminal(f.field)}"
     return where
 
 
 def format_finding(f: Finding) -> str:
     """One finding as two to four lines: where, what, the rule and the fix."""
-    lines = [f"{location(f)}: {f.message} [{f.severity.value} {f.code}]"]
+    lines = [f"{location(f)}: {escape_terminal(f.message)} [{f.severity.value} {f.code}]"]  # one line, whatever it quotes
     if f.claimed is not None or f.recomputed is not None:
         lines.append(f"  claimed: {f.claimed!r}; recomputed: {f.recomputed!r}")
     if f.rule:
         lines.append(f"  rule: {f.rule}")
     if f.fix:
         lines.append(f"  fix: {f.fix}")
-    return "\n".join(lines)
+    # Input text reaches the terminal here: a bidirectional control or an escape sequence in a cell would
+    # rewrite what the reader sees, so they are shown as <U+202E> instead.
+    return terminal_safe("\n".join(lines))
 
 
 def summary(findings: Sequence[Finding]) -> str:
@@ -43,7 +47,7 @@ def format_findings(findings: Sequence[Finding], *, subject: str, max_findings: 
     rest = len(findings) - len(shown)
     if rest > 0:
         parts.append(f"... and {rest} more findings not listed (raise --max-findings to list them)")
-    parts.append(f"{subject}: {summary(findings)}")
+    parts.append(f"{escape_terminal(subject)}: {summary(findings)}")
     return "\n".join(parts)
 
 
@@ -57,9 +61,16 @@ def findings_payload(findings: Sequence[Finding], max_findings: int) -> dict[str
     }
 
 
+def json_safe(text: str) -> str:
+    """JSON text whose invisible and control characters are \\u escapes: the same data once parsed, but a
+    terminal showing it applies none of them (json.dumps leaves U+202E, DEL and the C1 controls raw)."""
+    return terminal_safe(text, "\\u{:04x}")
+
+
 def findings_to_json(findings: Sequence[Finding], max_findings: int) -> str:
     """Findings as indented, key-sorted JSON."""
-    return json.dumps(findings_payload(findings, max_findings), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    return json_safe(json.dumps(findings_payload(findings, max_findings), indent=2, sort_keys=True,
+                                ensure_ascii=False, default=str))
 
 
 def _usd(cents: Any) -> str:
@@ -90,8 +101,14 @@ def format_decision(decision: dict[str, Any]) -> str:
                      + (f"{_usd_decimal(per['usd_minor'])}" if per["usd_minor"] is not None
                         else f"undefined ({per['undefined_reason']})"))
     else:
-        lines.append(f"Answer: no admissible configuration ({d['reason']})")
-    lines.append(f"Series decides: {'yes' if d['series_decides'] else 'no'}")
+        lines.append(f"Answer: none ({d['reason']})")
+        if d.get("fix"):
+            lines.append(f"  to get an answer: {d['fix']}")
+    if d.get("time_ordering"):
+        lines.append("Order by median warm time (not the answer): "
+                     + ", ".join(f"{e['configuration']} {_seconds(e['warm_median_seconds'])}" for e in d["time_ordering"]))
+    if d["series_decides"] is not None:
+        lines.append(f"Series decides: {'yes' if d['series_decides'] else 'no'}")
     for note in d["uncertainty"]:
         lines.append(f"  uncertainty: {note}")
     w = decision.get("window")
@@ -108,7 +125,10 @@ def format_decision(decision: dict[str, Any]) -> str:
         lines.append(f"  {c['id']}: warm {t['successes']} ok / {t['failures']} failed, median {_seconds(t['median'])} "
                      f"(min {_seconds(t['min'])}, max {_seconds(t['max'])}); budget "
                      f"{_usd(c['committed_budget_usd_minor'])}; {verdict}")
-    return "\n".join(lines)
+        warnings = c.get("evidence", {}).get("warnings", [])
+        if warnings:
+            lines.append(f"    {len(warnings)} warning(s): " + ", ".join(sorted({w['code'] for w in warnings})))
+    return terminal_safe("\n".join(lines))  # the question and the reasons are input text: see format_finding
 
 
 def _usd_decimal(cents: str) -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import zoneinfo
 from datetime import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.campaign import DEFAULT_FILES, PROTOCOL_FILE, CampaignFolder, is_file, open_campaign, prediction_path
+from generator.attribution import attribute, owners_of
+from generator.campaign import (DEFAULT_FILES, PROTOCOL_FILE, CampaignFolder, is_file, open_campaign, prediction_path,
+                                template_example)
 from generator.findings import Finding, Severity, sort_key
 from generator.readers.csvtable import Table, read_table
 from generator.readers.grid import row_key, row_outcome
@@ -16,7 +19,8 @@ from generator.readers.jsondoc import Document, read_document
 from generator import idsets
 from generator.errors import UsageError
 from generator.recompute import cost
-from generator.readers.predictions import FIRST_FEW, ColumnRules, LabelFile, known_ids, read_ids, read_labels
+from generator.readers.predictions import FIRST_FEW, ColumnRules, LabelFile, known_ids, read_ids, read_labels, size_limit
+from generator import names, protocol_rules
 
 E = Severity.ERROR
 
@@ -75,8 +79,10 @@ def _finding(code: str, file: str, message: str, *, line: int | None = None, fie
 
 def _locate(folder: CampaignFolder, relpath: str, role: str, findings: list[Finding], owner: str) -> Path | None:
     """Resolve a path named by an input; a path leaving the folder or a missing file is a finding."""
-    path = folder.resolve(relpath)
+    path = None if names.refused(relpath) else folder.resolve(relpath)  # a name the bag cannot carry: never read
     if path is None:
+        if any(f.code in ("path-outside-campaign", names.CODE) and f.file == owner and f.value == relpath for f in findings):
+            return None  # _check_protocol reported it already, at the protocol field that names it
         findings.append(_finding("path-outside-campaign", owner, f"{role} path {relpath!r} leaves the campaign folder",
                                  value=relpath, rule="paths stay inside the campaign folder",
                                  fix="use a relative path inside the campaign folder, without '..' or links out"))
@@ -88,8 +94,14 @@ def _locate(folder: CampaignFolder, relpath: str, role: str, findings: list[Find
     return path
 
 
-def _check_protocol(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
-    """Rules across protocol fields that a schema cannot express."""
+def _check_protocol(protocol: dict[str, Any], file: str, out: list[Finding],
+                    folder: CampaignFolder | None = None) -> None:
+    """Rules across protocol fields that a schema cannot express (`folder`: the paths it names, too)."""
+    if folder is not None:
+        protocol_rules.check_paths(protocol, file, folder, out)
+        names.check_names(protocol, file, out)  # names the bundle's manifests could not carry back
+    protocol_rules.check_classes(protocol, file, out)
+    protocol_rules.check_measurement_links(protocol, file, out)
     seen_experiments: set[str] = set()
     for i, exp in enumerate(protocol["experiments"]):
         where = f"/experiments/{i}"
@@ -133,6 +145,8 @@ def _check_protocol(protocol: dict[str, Any], file: str, out: list[Finding]) -> 
                 out.append(_finding("window-out-of-range", file, f"{value!r} cannot be placed on the timeline of "
                                     f"{window['timezone']}", field=where, value=value,
                                     rule="a real local date-time", fix="write a real date as YYYY-MM-DDTHH:MM"))
+            else:
+                protocol_rules.check_local_time(where, value, window["timezone"], file, out)
     if window["end"] <= window["start"]:
         out.append(_finding("empty-window", file, "the campaign window ends before it starts",
                             field="/window/end", value=window["end"], fix="correct the window's start and end"))
@@ -175,12 +189,18 @@ def _check_reference(ref: LabelFile, expected: LabelFile, expected_distinct: boo
     return cmp.match and ref.format_valid
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # the schemas' identifier pattern
+
+
 def _check_grid_rows(inputs: CampaignInputs, out: list[Finding]) -> None:
     grid, protocol = inputs.grid, inputs.protocol
     assert grid is not None
     experiments = {e["id"]: e for e in protocol["experiments"]} if protocol else {}
     first_line: dict[tuple[str, str, str, int], int] = {}
     pattern = inputs.files["predictions"]
+    # A template that leaves the folder whatever the row is reported once, on protocol.json (protocol_rules.check_paths);
+    # a row gets its own finding only when its own identifiers (or a link) take a safe template out.
+    template_ok = inputs.folder.resolve(template_example(pattern)) is not None and not names.refused(pattern)
     for index, (row, line) in enumerate(zip(grid.rows, grid.lines)):
         if any(row.get(k) is None for k in ("experiment_id", "variant_id", "phase", "run_index")):
             continue
@@ -213,19 +233,32 @@ def _check_grid_rows(inputs: CampaignInputs, out: list[Finding]) -> None:
                                 line=line, field="elapsed_seconds", value="0",
                                 rule="a failed run has no duration: empty means not recorded, 0 means a real zero",
                                 fix="leave elapsed_seconds empty for a failed run"))
+        if not outcome.failed and elapsed == 0:
+            out.append(Finding(code="completed-run-timed-zero", severity=E, file=grid.file, line=line,
+                               field="elapsed_seconds", value=0, claimed=0, recomputed=None,
+                               message="a completed run (no outcome= in notes) has elapsed_seconds 0: no run over "
+                                       "the whole corpus takes zero seconds",
+                               rule="elapsed_seconds is the raw measured duration; empty means not recorded, 0 a "
+                                    "real zero",
+                               fix="write the measured duration; if it was not recorded, leave it empty and say why "
+                                   "in notes, or write outcome=failed if the run did not complete"))
         if not outcome.failed and elapsed is None:
             out.append(_finding("missing-duration", grid.file, "a completed run has no elapsed_seconds",
                                 line=line, field="elapsed_seconds", value="",
                                 rule="every completed run keeps its raw duration",
                                 fix="fill in the measured duration, or write outcome=failed in notes"))
         rel = prediction_path(pattern, *key)
-        path = inputs.folder.resolve(rel)
+        path = inputs.folder.resolve(rel) if template_ok else None
         if path is None:
-            out.append(_finding("path-outside-campaign", grid.file,
-                                f"the prediction file of this row, {rel!r}, would leave the campaign folder",
-                                line=line, field="variant_id", value=rel,
-                                rule="paths stay inside the campaign folder",
-                                fix="use identifiers of letters, digits, '.', '_' and '-'; no links out"))
+            if template_ok:
+                odd = [k for k in ("experiment_id", "variant_id") if not _IDENTIFIER.fullmatch(str(row[k]))]
+                out.append(_finding("path-outside-campaign", grid.file,
+                                    f"the prediction file of this row, {rel!r}, would leave the campaign folder",
+                                    line=line, field=odd[0] if odd else "variant_id", value=rel,
+                                    rule=protocol_rules.PATH_RULE,
+                                    fix="use identifiers of letters, digits, '.', '_' and '-'" if odd else
+                                    f"replace the link on the way to {rel} by a real folder or file inside the "
+                                    "campaign folder"))
             inputs.run_files.append(RunFile(index, rel, None, False))
             continue
         exists = is_file(path)
@@ -238,12 +271,54 @@ def _check_grid_rows(inputs: CampaignInputs, out: list[Finding]) -> None:
                                 fix="add the run's id,label file; a failed run with completed=0 may have none"))
 
 
+# The columns of a published price that the catalogue snapshot fixes (what the budget is computed from).
+_CATALOGUE_COLUMNS = ("price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date")
+
+
+def _catalogue() -> dict[tuple[str, int], dict[str, Any]]:
+    """The prices the seeds publish (`generator/data/published-tariffs.csv`), by GPU and duration."""
+    from generator.readers.csvtable import parse_table
+    from generator.resources import published_tariffs
+
+    table = parse_table(published_tariffs().read_text(encoding="utf-8"), "published tariffs", "tariffs-row")
+    return {(r["gpu"], r["duration_days"]): r for r in table.rows}
+
+
+def _not_catalogue(file: str, line: int, column: str, message: str, fix: str, claimed: Any, recomputed: Any) -> Finding:
+    return Finding(code="tariff-not-catalogue", severity=E, file=file, line=line, field=column, value=claimed,
+                   claimed=claimed, recomputed=recomputed, message=message, fix=fix,
+                   rule="a price marked published is the catalogue snapshot's, unchanged; gpu-audit never invents one")
+
+
+def _check_catalogue(row: dict[str, Any], line: int, file: str, catalogue: dict[tuple[str, int], dict[str, Any]],
+                     out: list[Finding]) -> None:
+    """A row marked published must be the catalogue snapshot: a price is not published by writing the word."""
+    gpu, days = row.get("gpu"), row.get("duration_days")
+    published = catalogue.get((gpu, days))  # type: ignore[arg-type]
+    if published is None:
+        known = ", ".join(f"{g} {d} days" for g, d in sorted(catalogue))
+        out.append(_not_catalogue(file, line, "price_status", f"{gpu} for {days} days is marked published, but the "
+                                  f"catalogue snapshot publishes no such price (it publishes {known})",
+                                  "mark the row illustrative, or remove it", "published", "illustrative"))
+        return
+    for column in _CATALOGUE_COLUMNS:
+        if row.get(column) is not None and row[column] != published[column]:
+            out.append(_not_catalogue(file, line, column, f"{column} {row[column]!r} of {gpu} for {days} days is "
+                                      f"marked published, but the catalogue snapshot of "
+                                      f"{published['snapshot_date']} says {published[column]!r}",
+                                      f"write {published[column]}, or mark the row illustrative",
+                                      row[column], published[column]))
+
+
 def _check_tariffs(table: Table, out: list[Finding]) -> None:
     seen: dict[tuple[str, int], int] = {}
+    catalogue = _catalogue()
     for row, line in zip(table.rows, table.lines):
         key = (row.get("gpu"), row.get("duration_days"))
         if None in key:
             continue
+        if row.get("price_status") == "published":
+            _check_catalogue(row, line, table.file, catalogue, out)
         if key in seen:  # type: ignore[comparison-overlap]
             out.append(_finding("duplicate-tariff", table.file, f"{key[0]} for {key[1]} days already priced on line "
                                 f"{seen[key]}", line=line, field="gpu", value=key[0],  # type: ignore[index]
@@ -262,7 +337,7 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
         out.extend(doc.findings)
         if doc.ok:
             protocol = doc.data
-            _check_protocol(protocol, PROTOCOL_FILE, out)
+            _check_protocol(protocol, PROTOCOL_FILE, out, folder)
     files = dict(DEFAULT_FILES)
     if protocol:
         files.update(protocol["files"])
@@ -282,7 +357,8 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
         # The reference usually lists the expected IDs in their order: their ID checks are then done already.
         known = (known_ids(inputs.expected, ColumnRules.from_schema("labels-row", inputs.classes))
                  if fast and inputs.expected is not None else None)
-        inputs.reference = read_labels(p, files["reference"], inputs.classes, E, fast=fast, known=known, threads=True)
+        inputs.reference = read_labels(p, files["reference"], inputs.classes, E, fast=fast, known=known, threads=True,
+                                       max_bytes=size_limit(inputs.expected, inputs.classes))
         if inputs.expected is not None:
             inputs.reference_matches = _check_reference(inputs.reference, inputs.expected, inputs.expected_distinct,
                                                         out)
@@ -318,8 +394,11 @@ def validate_campaign(path: Path, *, fast: bool = True) -> ValidationResult:
     """`gpu-audit validate`: every file parsed and checked; prediction formats checked against the classes."""
     inputs = load_campaign(path, fast=fast)
     findings = list(inputs.findings)
+    max_bytes = size_limit(inputs.expected, inputs.classes)  # the bound `check` reads prediction files with
     for run in inputs.run_files:
         if run.exists and run.path is not None:
-            labels = read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING, fast=fast)
+            labels = read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING, fast=fast,
+                                 max_bytes=max_bytes)
             findings.extend(labels.problems)
+    findings = attribute(findings, owners_of(inputs))
     return ValidationResult(inputs=inputs, findings=sorted(findings, key=sort_key))

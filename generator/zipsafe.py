@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 import zipfile
 import zlib
@@ -14,6 +15,7 @@ MAX_ENTRIES = DEFAULT.max_zip_entries  # defaults; Limits (--max-zip-entries, --
 MAX_TOTAL_BYTES = DEFAULT.max_bundle_bytes
 MAX_RATIO = DEFAULT.max_zip_ratio  # uncompressed / compressed, per entry
 CHUNK = 1 << 20
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # What a damaged or hostile archive makes zipfile raise while reading an entry (beyond OSError).
 _READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError,
                 OverflowError, UnicodeDecodeError)
@@ -34,6 +36,9 @@ def _name_problem(name: str) -> str | None:
         return "entry path escapes the extraction folder"
     if not name or not pure.parts or pure.parts == (".",):
         return "entry has no file name"
+    if _CONTROL.search(name):
+        # gpu-audit never writes such a name; printed raw, a CR or an escape sequence rewrites the terminal
+        return "entry name holds control characters (shown escaped)"
     return None
 
 

@@ -13,6 +13,7 @@ import io
 import json
 import random
 import shutil
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 SEED = 20260924
@@ -71,6 +72,45 @@ def write_csv(path: Path, header: list[str], rows: list[list[object]]) -> None:
 def rotation(values: list[str], runs: int) -> list[list[str]]:
     """1-4-8, 4-8-1, 8-1-4, ...: no variant always first."""
     return [values[i % len(values):] + values[: i % len(values)] for i in range(runs)]
+
+
+# SYNTHETIC run times: each experiment's campaign starts on its own morning inside the window
+# (2026-10-05T09:00 to 2026-10-09T09:00 Europe/Paris), and the clock advances by each phase's own duration.
+CAMPAIGN_STARTS = {"rtx4090-batch": datetime(2026, 10, 5, 7, 30, tzinfo=timezone.utc),
+                   "b200-batch": datetime(2026, 10, 6, 7, 30, tzinfo=timezone.utc)}
+PROCESS_START_S, BETWEEN_PHASES_S = 2.0, 0.05
+
+
+def stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def add_run_times(start: datetime, docs: dict[str, dict[str, object]], variants: list[str], failed_s: float) -> None:
+    """started_at/ended_at on every phase, in the order a campaign runs them; drawn from no random number.
+
+    Cold processes first (model_load, inputs, cold_forward per variant), then each variant's warm-up, then the
+    warm runs in rotated order. A failed phase (no duration) lasts `failed_s`.
+    """
+    clock = start
+    phases = {v: docs[v]["phases"] for v in variants}
+
+    def run(phase: dict[str, object]) -> None:
+        nonlocal clock
+        clock += timedelta(seconds=BETWEEN_PHASES_S)
+        phase["started_at"] = stamp(clock)
+        seconds = phase["elapsed_seconds"]
+        clock += timedelta(seconds=failed_s if seconds is None else seconds)  # type: ignore[arg-type]
+        phase["ended_at"] = stamp(clock)
+
+    for v in variants:
+        clock += timedelta(seconds=PROCESS_START_S)
+        for phase in phases[v][:3]:  # type: ignore[index]
+            run(phase)
+    for v in variants:
+        run(phases[v][3])  # type: ignore[index]
+    for r, order in enumerate(rotation(variants, RUNS)):
+        for v in order:
+            run(phases[v][4 + r])  # type: ignore[index]
 
 
 def main() -> None:
@@ -148,6 +188,7 @@ def main() -> None:
                 ba, br, pa, pr, 7, exp["lots"], 11000 * exp["lots"] if exp["gpu"] == "rtx-4090" else 207100 * exp["lots"],
                 1, notes,
             ])
+        docs: dict[str, dict[str, object]] = {}
         for v in variants:
             b = int(v[1:])
             phases = []
@@ -188,7 +229,13 @@ def main() -> None:
                           "parameter_count": WEIGHTS_BYTES // 2},
                 "phases": phases,
             }
-            (OUT / "measurements" / f"{exp['id']}-{v}.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            docs[v] = doc
+        oom = exp["oom"]
+        failed_s = 0.0 if oom is None else round(exp["seconds"][int(oom[0][1:])] * 0.8 * oom[3] / len(ids), 3)
+        add_run_times(CAMPAIGN_STARTS[exp["id"]], docs, variants, failed_s)
+        for v in variants:
+            (OUT / "measurements" / f"{exp['id']}-{v}.json").write_text(json.dumps(docs[v], indent=2) + "\n",
+                                                                        encoding="utf-8")
         protocol_experiments.append({
             "id": exp["id"],
             "description": f"Batch series on one {exp['gpu']} lot (SYNTHETIC figures).",

@@ -42,8 +42,27 @@ def _kind(rng: random.Random) -> str:
     return KINDS[-1][0]
 
 
+def reset_peak_rss() -> None:
+    """Start a new peak: Linux resets this process's VmHWM when 5 is written to clear_refs."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mib() -> int | None:
+    """This process's peak resident memory since the last reset, in MiB (None where /proc is not there)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
+
+
 def one_input(seed: int, index: int, found: Path, stats: collections.Counter, failures: list[str],
-              known: collections.Counter, verbose: bool = False) -> None:
+              known: collections.Counter, verbose: bool = False, max_rss_mib: int = 1024) -> None:
     """Make the input of `seed`, run its commands, record what went wrong."""
     rng = random.Random(seed)
     kind = _kind(rng)
@@ -74,7 +93,11 @@ def one_input(seed: int, index: int, found: Path, stats: collections.Counter, fa
             commands = [["verify", str(root), *extra]]
         for argv in commands:
             stats[f"commands:{argv[0]}"] += 1
+            reset_peak_rss()
             o, problems = harness.check_command(argv, [root, work / "outside"])
+            peak = peak_rss_mib()
+            if peak is not None and peak > max_rss_mib:
+                problems = [*problems, f"peak RSS {peak} MiB exceeds the cap of {max_rss_mib} MiB"]
             if not problems and argv[0] == "build" and o.code in (0, 1):
                 v = harness.run_main(["verify", str(work / "out"), "--allow-unsigned"])
                 stats["commands:verify-built"] += 1
@@ -112,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="folder for the failing inputs (case folders)")
     p.add_argument("--replay", type=int, default=None, metavar="SEED", help="run the one input of this seed")
     p.add_argument("--progress", type=float, default=60.0, help="seconds between progress lines (default 60)")
+    p.add_argument("--max-rss-mib", type=int, default=1024,
+                   help="peak resident memory a command may reach, in MiB; above it is a failure (default 1024)")
     args = p.parse_args(argv)
     found = Path(args.found)
     stats: collections.Counter = collections.Counter()
@@ -120,11 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     harness_errors: list[str] = []  # a mutator or the harness itself failed: not a finding about gpu-audit
     start = time.monotonic()
     if args.replay is not None:
-        one_input(args.replay, 0, found, stats, failures, known, verbose=True)
+        one_input(args.replay, 0, found, stats, failures, known, verbose=True, max_rss_mib=args.max_rss_mib)
         print(dict(stats), dict(known))
         return 1 if failures else 0
     base = args.seed if args.seed is not None else int(time.time())
-    print(f"gpu-audit long fuzz: {args.minutes} min, base seed {base}, failing inputs saved under {found}", flush=True)
+    print(f"gpu-audit long fuzz: {args.minutes} min, base seed {base}, RSS cap {args.max_rss_mib} MiB per command, "
+          f"failing inputs saved under {found}", flush=True)
     harness.example_bundle()  # built once, before the clock matters
     deadline = start + args.minutes * 60
     index = 0
@@ -132,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     while time.monotonic() < deadline:
         seed = base * 1_000_003 + index
         try:
-            one_input(seed, index, found, stats, failures, known)
+            one_input(seed, index, found, stats, failures, known, max_rss_mib=args.max_rss_mib)
         except Exception as exc:  # noqa: BLE001 - a harness problem must not end the run silently
             harness_errors.append(f"seed {seed}: harness error {type(exc).__name__}: {exc}")
             print(harness_errors[-1], flush=True)

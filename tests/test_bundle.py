@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -77,8 +78,11 @@ def test_layout(built: Path) -> None:
 def test_clean_bundle_verifies(run_cli, built: Path, keys: tuple[Path, Path]) -> None:
     r = run_cli("verify", str(built), "--trust", str(keys[1]))
     assert r.code == 0, r.out
-    assert r.out.startswith(f"OK: {built} verifies: bundle GA-")
-    assert "signed by O=Example Org,CN=Example Org (trusted certificate)" in r.out
+    fingerprint = signing.cert_fingerprint(signing.load_pem_identity(*keys).cert)
+    bundle_id = json.loads((built / "MANIFEST.json").read_text())["bundle_id"]
+    assert r.out.splitlines()[-1] == f"OK: {built} verifies: bundle {bundle_id}, signed by SHA256:{fingerprint}, trusted"
+    assert f"signer: SHA256:{fingerprint} (read from the signatures; the certificate calls itself " \
+        "O=Example Org,CN=Example Org," in r.out
 
 
 @pytest.mark.parametrize("rel", ["data/decision-note.pdf", "data/decision-note.html",
@@ -94,8 +98,11 @@ def test_flipped_byte_in_payload_is_named(run_cli, bundle: Path, rel: str) -> No
 def test_flipped_byte_in_pdf_breaks_its_signature(run_cli, bundle: Path) -> None:
     flip(bundle / "data/decision-note.pdf", 200)
     r = run_cli("verify", str(bundle))
-    assert "data/decision-note.pdf: the PDF signature's digest does not match the signed bytes [bad-pdf-signature]" \
+    # In a bundle its checksum fails first, and a file whose checksum failed is never parsed.
+    assert "data/decision-note.pdf: not parsed, its signature not checked: its size or checksum failed [not-parsed]" \
         in r.out
+    r = run_cli("verify", str(bundle / "data/decision-note.pdf"))  # on its own, its signature is what fails
+    assert r.code == 1 and "[bad-pdf-signature]" in r.out
 
 
 def test_flipped_byte_in_manifest_json(run_cli, bundle: Path) -> None:
@@ -103,7 +110,6 @@ def test_flipped_byte_in_manifest_json(run_cli, bundle: Path) -> None:
     (bundle / "MANIFEST.json").write_text(text.replace('"bytes": 1', '"bytes": 2', 1))
     r = run_cli("verify", str(bundle))
     assert r.code == 1
-    assert "MANIFEST.json: sha256 checksum mismatch" in r.out
     assert "MANIFEST.json.sig: the signature of MANIFEST.json does not verify with signer.pem [bad-signature]" in r.out
 
 
@@ -120,7 +126,7 @@ def test_added_file(run_cli, bundle: Path) -> None:
     r = run_cli("verify", str(bundle))
     assert r.code == 1
     assert "data/extra.txt: file is not listed in manifest-sha256.txt [unexpected-file]" in r.out
-    assert "notes.txt: file is not listed in tagmanifest-sha256.txt [unexpected-file]" in r.out
+    assert "notes.txt: file is not listed in the signed MANIFEST.json [unexpected-file]" in r.out
 
 
 def test_signature_made_with_another_key(run_cli, bundle: Path, other_keys: tuple[Path, Path]) -> None:
@@ -189,6 +195,7 @@ def test_pkcs12_with_passphrase(run_cli, keys: tuple[Path, Path], tmp_path: Path
     p12 = tmp_path / "id.p12"
     p12.write_bytes(pkcs12.serialize_key_and_certificates(
         b"id", ident.key, ident.cert, None, serialization.BestAvailableEncryption(b"s3cret")))
+    p12.chmod(0o600)  # it holds the private key: readable by others, it is refused
     monkeypatch.setenv("GPU_AUDIT_PKCS12_PASSPHRASE", "wrong")
     r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--pkcs12", str(p12))
     assert r.code == 2 and "wrong passphrase" in r.err
@@ -221,10 +228,11 @@ def test_a_copy_whose_bytes_differ_from_the_validated_ones_stops_the_build(campa
         _input_sums(result, {rel: {"sha256": "0" * 64, "sha512": "0" * 128}})
 
 
-def test_python_zipfile_bundle_verifies_like_the_folder(run_cli, built: Path, tmp_path: Path) -> None:
+def test_python_zipfile_bundle_verifies_like_the_folder(run_cli, built: Path, tmp_path: Path,
+                                                        keys: tuple[Path, Path]) -> None:
     z = tmp_path / "bundle.zip"
     subprocess.run([sys.executable, "-m", "zipfile", "-c", str(z), str(built)], check=True)
-    r = run_cli("verify", str(z))
+    r = run_cli("verify", str(z), "--trust", str(keys[1]))
     assert r.code == 0, r.out
 
 
@@ -286,9 +294,11 @@ def test_interrupted_build_leaves_no_bundle(keys: tuple[Path, Path], tmp_path: P
 
 
 # Early Ctrl-Cs once landed inside an import (the build then waited forever for its preload thread) or inside
-# pyarrow's own signal handling (the build went on and exited 0): several moments are tried.
-@pytest.mark.parametrize("delay", [0.0, 0.03, 0.1, 0.3])
-def test_ctrl_c_cleans_up(delay: float, keys: tuple[Path, Path], tmp_path: Path) -> None:
+# pyarrow's own signal handling (the build went on and exited 0); a postponed one waited for a timer. Several
+# moments are tried: before the temporary folder exists (imports), then from its creation to the signing.
+@pytest.mark.parametrize(("after_tmp", "delay"), [(False, 0.3), (True, 0.0), (True, 0.03), (True, 0.1), (True, 0.3),
+                                                  (True, 1.0), (True, 2.0)])
+def test_ctrl_c_cleans_up(after_tmp: bool, delay: float, keys: tuple[Path, Path], tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     proc = subprocess.Popen([sys.executable, "-m", "generator", "build", str(EXAMPLE), "-o", str(out),
                              "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"], cwd=REPO,
@@ -296,30 +306,21 @@ def test_ctrl_c_cleans_up(delay: float, keys: tuple[Path, Path], tmp_path: Path)
                             # a background shell (CI) starts children with SIGINT ignored; a user's terminal does not
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(p.name.startswith(".bundle.tmp-") for p in tmp_path.iterdir()):
+    while after_tmp and time.monotonic() < deadline and not any(p.name.startswith(".bundle.tmp-")
+                                                                 for p in tmp_path.iterdir()):
         time.sleep(0.01)
     time.sleep(delay)
+    sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and b"interrupted" in err
+    elapsed = time.monotonic() - sent
+    if proc.returncode == 0:
+        pytest.skip(f"the build finished before the Ctrl-C {delay} s in")  # a fast machine: nothing to interrupt
+    # 130, or killed by the SIGINT itself (pyarrow re-raises it now and then): a shell shows 130 for both
+    assert proc.returncode in (130, -signal.SIGINT) and err == b"gpu-audit: interrupted\n", (proc.returncode, err)
+    assert elapsed < 2, f"exit came {elapsed:.2f} s after the Ctrl-C"
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == []
-
-
-def test_a_ctrl_c_inside_the_import_lock_comes_once_the_lock_is_free() -> None:
-    import _imp
-
-    from generator.cli import _interrupt
-
-    _imp.acquire_lock()
-    try:
-        _interrupt(signal.SIGINT, None)  # raised here, it would leave the import lock held for good
-    finally:
-        _imp.release_lock()
-    with pytest.raises(KeyboardInterrupt):  # the same interrupt, raised again a moment later
-        time.sleep(5)
-    with pytest.raises(KeyboardInterrupt):
-        _interrupt(signal.SIGINT, None)  # outside the lock: at once
 
 
 def tool(name: str) -> str | None:

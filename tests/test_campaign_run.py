@@ -6,6 +6,7 @@ import csv
 import hashlib
 import json
 import re
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,16 @@ CORPUS = ROOT / "inputs" / "corpora" / "debian-descriptions"
 H200 = ROOT / "inputs" / "h200-campaign"
 MODEL_DIR = ROOT / "inputs" / "reference-model"
 TINY = 24
+
+
+def run_times_registered_now() -> dict[str, Any]:
+    """registered_at an hour ago, a UTC window from 30 minutes ago to 6 hours ahead, the deadline a day ahead."""
+    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+    local = "%Y-%m-%dT%H:%M"
+    return {"registered_at": (now - timedelta(hours=1)).isoformat(),
+            "window": {"start": (now - timedelta(minutes=30)).strftime(local),
+                       "end": (now + timedelta(hours=6)).strftime(local), "timezone": "UTC"},
+            "deadline": (now + timedelta(days=1)).strftime(local)}
 
 
 def errors(folder: Path) -> list[Any]:
@@ -50,6 +61,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     protocol["corpus"].update(revision=revision, size=TINY)
     protocol["quality"].update(threshold=0.0, tolerance=1.0)
     protocol["quality"]["reference"]["value"] = 0.5
+    protocol.update(run_times_registered_now())  # the runner records its times: the window must hold them
     for exp in protocol["experiments"]:
         exp["runs_per_variant"] = 2
         exp["fixed"].update(corpus_revision=revision, model_revision=model_revision, context=64,

@@ -211,12 +211,15 @@ def test_window_longer_than_the_registered_package(run_cli, campaign: Path) -> N
     r = run_cli("check", str(campaign))
     assert r.code == 1
     assert "the 7-day package (168 h) does not cover the 216 h window" in finding(r.out, "package-does-not-cover-window")
-    assert "Answer: no admissible configuration" in r.out
+    assert "Answer: none (no admissible configuration" in r.out
 
 
 def test_gpu_missing_from_tariffs_leaves_cost_undefined(run_cli, campaign: Path) -> None:
     path = campaign / "tarifs-forfaits.csv"
     path.write_text("\n".join(ln for ln in path.read_text().splitlines() if not ln.startswith("b200")) + "\n")
+    # Without a tariff a claimed total cannot be checked (package-total-unverifiable): the rows leave it empty.
+    for row in rows_where(campaign, experiment_id="b200-batch"):
+        set_cell(campaign, row, "package_total_usd_minor", "")
     result = check_campaign(campaign)
     assert not result.errors
     assert [f.code for f in result.findings] == ["no-tariff"]
@@ -274,7 +277,8 @@ def test_nothing_accepted_means_no_answer_and_undefined_cost(campaign: Path) -> 
     result = check_campaign(campaign)
     d = result.decision
     assert d["decision"]["answer"] is None
-    assert d["decision"]["reason"].startswith("no admissible configuration: not accepted")
+    assert d["decision"]["reason"].startswith("no admissible configuration: ")
+    assert "not accepted" in d["decision"]["reason"] and d["decision"]["status"] == "no-admissible"
     assert all(c["cost_per_accepted_result"]["usd_minor"] is None for c in d["configurations"])
     assert {f.code for f in result.errors} >= {"rule-not-registered", "corpus-accepted-mismatch"}
 
@@ -295,7 +299,8 @@ def test_unsound_truth_is_reported_not_recomputed(run_cli, campaign: Path) -> No
     assert r.code == 1
     assert f"expected-ids.csv:{len(lines) + 1}: 1 repeated IDs (first: line {len(lines) + 1}: {lines[416]!r}) " \
            "[error duplicate-expected-id]" in r.out
-    assert "Answer: no admissible configuration" in r.out
+    assert "Answer: none (no answer: 1 error finding(s) in shared inputs (expected_ids): duplicate-expected-id at " \
+           f"expected-ids.csv:{len(lines) + 1}" in r.out
 
 
 def test_reference_missing_a_label(run_cli, campaign: Path) -> None:

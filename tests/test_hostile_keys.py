@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.serialization import pkcs12
 
 from conftest import EXAMPLE
@@ -30,6 +32,7 @@ def encrypted_key(keys: tuple[Path, Path], tmp_path: Path) -> Path:
     path = tmp_path / "encrypted-key.pem"
     path.write_bytes(ident.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                              serialization.BestAvailableEncryption(PASSPHRASE.encode())))
+    path.chmod(0o600)  # a private key others can read is refused (test_faults)
     return path
 
 
@@ -39,6 +42,7 @@ def p12(keys: tuple[Path, Path], tmp_path: Path) -> Path:
     path = tmp_path / "id.p12"
     path.write_bytes(pkcs12.serialize_key_and_certificates(
         b"id", ident.key, ident.cert, None, serialization.BestAvailableEncryption(PASSPHRASE.encode())))
+    path.chmod(0o600)
     return path
 
 
@@ -126,19 +130,32 @@ def test_damaged_pem_key_is_a_usage_error(run_cli, keys: tuple[Path, Path], tmp_
     _no_secret(r.err)
 
 
-def test_a_key_of_another_kind_is_refused_with_the_reason(run_cli, keys: tuple[Path, Path], tmp_path: Path) -> None:
-    other = tmp_path / "rsa.pem"
-    other.write_bytes(rsa.generate_private_key(65537, 2048).private_bytes(
+def test_keygen_makes_rsa_3072(keys: tuple[Path, Path]) -> None:
+    ident = signing.load_pem_identity(*keys)
+    assert isinstance(ident.key, rsa.RSAPrivateKey) and ident.key.key_size == 3072
+    assert keys[0].read_bytes().startswith(b"-----BEGIN PRIVATE KEY-----\n")  # PKCS#8, unencrypted
+
+
+@pytest.mark.parametrize(("kind", "make"), [
+    ("ECDSA on secp256r1", lambda: ec.generate_private_key(ec.SECP256R1())),
+    ("ECDSA on secp384r1", lambda: ec.generate_private_key(ec.SECP384R1())),
+    ("Ed25519", ed25519.Ed25519PrivateKey.generate),
+    ("DSA", lambda: dsa.generate_private_key(2048)),
+    ("RSA of 1024 bits", lambda: rsa.generate_private_key(65537, 1024)),
+])
+def test_a_key_of_another_kind_is_refused_with_the_reason(run_cli, keys: tuple[Path, Path], tmp_path: Path,
+                                                          kind: str, make: Callable[[], PrivateKeyTypes]) -> None:
+    """ECDSA and EdDSA would lift the note to PDF 2.0 (ISO/TS 32002), no longer PDF/A-3; small RSA is weak."""
+    other = tmp_path / "other.pem"
+    other.write_bytes(make().private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
     os.chmod(other, 0o600)
     r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(other), "--cert", str(keys[1]))
-    assert r.code == 2 and "the key must be ECDSA P-256" in r.err
+    assert r.code == 2 and f"the key must be RSA of at least 2048 bits, not {kind}" in r.err, r.err
+    assert "PDF 1.7 (PDF/A-3)" in r.err and "ISO/TS 32002" in r.err and "PDF 2.0" in r.err
+    assert "`gpu-audit keygen DIR`" in r.err and "PKCS#12" in r.err
+    assert not (tmp_path / "b").exists()
     _no_secret(r.err, other)
-    p384 = tmp_path / "p384.pem"
-    p384.write_bytes(ec.generate_private_key(ec.SECP384R1()).private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(p384), "--cert", str(keys[1]))
-    assert r.code == 2 and "the key must be ECDSA P-256" in r.err
 
 
 def test_pkcs12_wrong_passphrase(run_cli, p12: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -73,7 +73,7 @@ def test_validate_check_render_and_verify_only_read_their_inputs(built: dict, tm
     z = tmp_path / "bundle.zip"
     subprocess.run([sys.executable, "-m", "zipfile", "-c", str(z), str(built["out"])], check=True)
     for target in (built["out"], z):
-        o, problems = harness.check_command(["verify", target], [target])
+        o, problems = harness.check_command(["verify", target, "--trust", built["cert"]], [target])
         assert not problems and o.code == 0, harness.describe(o, [], problems)
 
 

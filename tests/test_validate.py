@@ -171,7 +171,12 @@ def test_prediction_path_escaping_through_pattern(run_cli, campaign: Path) -> No
     (campaign / "protocol.json").write_text(json.dumps(proto))
     r = run_cli("validate", str(campaign))
     assert r.code == 1
-    assert "'../elsewhere/rtx4090-batch/b1/cold-1.csv', would leave the campaign folder" in r.out
+    # once, on the protocol's field (the template is at fault), not on each of the 36 grid rows
+    assert first_line_for(r.out, "path-outside-campaign") == (
+        "protocol.json: /files/predictions: the prediction file template "
+        "'../elsewhere/{experiment_id}/{variant_id}/{phase}-{run_index}.csv' (a run's file would be "
+        "'../elsewhere/experiment/variant/cold-1.csv') leaves the campaign folder [error path-outside-campaign]")
+    assert r.out.count("path-outside-campaign") == 1
 
 
 def test_prediction_symlink_out_of_folder_is_refused(run_cli, campaign: Path, tmp_path: Path) -> None:

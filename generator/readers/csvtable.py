@@ -10,7 +10,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from generator.errors import LimitExceededError, SecretInInputError, UnreadableInputError
 from generator.findings import Finding, Severity
@@ -18,6 +18,7 @@ from generator.limits import Limits, limit_message, resolve
 from generator.pemkeys import holds_private_key
 from generator.resources import load_schema
 from generator.schemacheck import validate_document
+from generator.textsafety import cell_findings
 
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -25,6 +26,10 @@ _DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
 _BOOL = {"true": True, "false": False}
 _BOM = b"\xef\xbb\xbf"
 MAX_NUMBER_CHARS = 100  # a longer number is a typo or an attack, never a measurement
+# Free text read only by people (the grid's notes): an invisible character there is a warning, since the note
+# shows it visibly. In every other text cell (an identifier, a revision, a model or GPU name) it changes what
+# the value is, or what a reader believes it is: an error.
+FREE_TEXT_COLUMNS = frozenset({"notes"})
 
 
 @dataclass
@@ -39,6 +44,38 @@ class Table:
     readable: bool = True
 
 
+def open_regular(path: Path, display: str, lim: Limits) -> tuple[BinaryIO, os.stat_result]:
+    """Open an input for reading: a regular file only (a pipe or a device could block or never end), at most
+    `max_file_bytes` long; OS errors become an error that names the file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise UnreadableInputError(f"{display}: is a folder, expected a file") from None
+    except OSError as exc:
+        raise UnreadableInputError(f"{display}: cannot be read ({exc.strerror}); check its permissions") from None
+    fh = os.fdopen(fd, "rb")
+    try:
+        info = os.fstat(fh.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise UnreadableInputError(f"{display}: is a folder, expected a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableInputError(f"{display}: is not a regular file (a pipe, socket or device); "
+                                       "inputs are plain files")
+        if info.st_size > lim.max_file_bytes:
+            raise LimitExceededError(limit_message("max_file_bytes", lim, f"{display}: {info.st_size} bytes"))
+    except BaseException:
+        fh.close()
+        raise
+    return fh, info
+
+
+def refuse_secret(data: bytes | bytearray, display: str) -> None:
+    if holds_private_key(data):
+        raise SecretInInputError(f"{display}: holds a PEM private key; a signing key is never a campaign input "
+                                 "(it is not read, printed nor copied into a bundle): move it out of the campaign "
+                                 "folder and name the right file in protocol.json")
+
+
 def read_bytes(path: Path, display: str, limits: Limits | None = None) -> bytes:
     """Read a whole input file, turning OS errors into an error that names the file.
 
@@ -48,30 +85,14 @@ def read_bytes(path: Path, display: str, limits: Limits | None = None) -> bytes:
     """
     lim = resolve(limits)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except IsADirectoryError:
-        raise UnreadableInputError(f"{display}: is a folder, expected a file") from None
-    except OSError as exc:
-        raise UnreadableInputError(f"{display}: cannot be read ({exc.strerror}); check its permissions") from None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if stat.S_ISDIR(info.st_mode):
-                raise UnreadableInputError(f"{display}: is a folder, expected a file")
-            if not stat.S_ISREG(info.st_mode):
-                raise UnreadableInputError(f"{display}: is not a regular file (a pipe, socket or device); "
-                                           "inputs are plain files")
-            if info.st_size > lim.max_file_bytes:
-                raise LimitExceededError(limit_message("max_file_bytes", lim, f"{display}: {info.st_size} bytes"))
+        fh, _ = open_regular(path, display, lim)
+        with fh:
             data = fh.read(lim.max_file_bytes + 1)
     except OSError as exc:
         raise UnreadableInputError(f"{display}: cannot be read ({exc.strerror}); check its permissions") from None
     if len(data) > lim.max_file_bytes:  # it grew while being read
         raise LimitExceededError(limit_message("max_file_bytes", lim, f"{display}: more than {lim.max_file_bytes} bytes"))
-    if holds_private_key(data):
-        raise SecretInInputError(f"{display}: holds a PEM private key; a signing key is never a campaign input "
-                                 "(it is not read, printed nor copied into a bundle): move it out of the campaign "
-                                 "folder and name the right file in protocol.json")
+    refuse_secret(data, display)
     return data
 
 
@@ -249,10 +270,17 @@ def _add_row(table: Table, record: list[str], line: int, props: dict[str, Any], 
                                           message=message))
         row[name] = value
     known = [c for c in props if c in row]
+    refused = set(failed)
     for f in validate_document(schema_name, {k: row[k] for k in known}, file=display, line=line, csv_row=True):
         if f.field in failed or f.field is None and f.rule == "required":
             continue
+        refused.add(f.field or "")
         table.findings.append(f)
+    for name in known:
+        # A cell its column's pattern or enum refuses is named by that finding already (its value escaped).
+        if isinstance(row[name], str) and name not in refused:
+            severity = Severity.WARNING if name in FREE_TEXT_COLUMNS else Severity.ERROR
+            table.findings.extend(cell_findings(row[name], display, line, name, severity))
     table.rows.append(row)
     table.lines.append(line)
 

@@ -12,9 +12,18 @@ from generator.findings import Finding, Severity
 from generator.limits import DEFAULT, Limits, option, resolve
 from generator.readers.csvtable import decode_utf8, read_bytes
 from generator.schemacheck import validate_document
+from generator.textsafety import TEXT_CODES, json_findings
 
 MAX_DEPTH = DEFAULT.max_json_depth  # the default; `--max-json-depth` (Limits.max_json_depth) changes it
 MAX_INT_DIGITS = 300  # a float holds about 1.8e308: a longer integer cannot be computed with
+# The keys whose strings are free text, read only by people, per input schema: an invisible character there is
+# a warning (the note shows it); elsewhere (IDs, names, revisions, classes, paths) an error. Other documents
+# (manifests, decisions) are gpu-audit's own output and are not scanned.
+FREE_TEXT_KEYS = {
+    "protocol": frozenset({"title", "question", "notes", "description", "source", "padding", "truncation", "inputs",
+                           "recompilation", "input_order"}),
+    "measurement": frozenset({"unavailable_reason", "error", "notes", "description"}),
+}
 
 
 class _BadNumber(ValueError):
@@ -108,7 +117,8 @@ class Document:
 
     @property
     def ok(self) -> bool:
-        return self.data is not None and not any(f.is_error for f in self.findings)
+        # A hidden character in a string is an error of the input, but the document can still be read.
+        return self.data is not None and not any(f.is_error and f.code not in TEXT_CODES for f in self.findings)
 
 
 def loads_strict(text: str | bytes) -> Any:
@@ -158,6 +168,8 @@ def parse_document(text: str, display: str, schema_name: str, limits: Limits | N
                    "write the character itself, or a valid surrogate pair")
     doc.data = data
     doc.findings.extend(validate_document(schema_name, data, file=display))
+    if schema_name in FREE_TEXT_KEYS:
+        doc.findings.extend(json_findings(data, display, FREE_TEXT_KEYS[schema_name]))
     return doc
 
 

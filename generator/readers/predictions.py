@@ -9,7 +9,6 @@ bytes) to the reference one.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import re
 from dataclasses import dataclass, field, replace
@@ -17,11 +16,16 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from generator.findings import Finding, Severity
-from generator.readers.csvtable import decode_utf8, read_bytes
+from generator.readers.boundedread import BoundedRead, read_bounded
+from generator.readers.csvtable import decode_utf8
 from generator.resources import load_schema
+from generator.textsafety import FORMULA_START, TEXT_CODES, ColumnScan, column_findings, scan_column, scan_list
 
 FIRST_FEW = 5
 _BOM = b"\xef\xbb\xbf"
+# The ID pattern (`^\S`) already refuses a leading tab or carriage return (invalid-id): in IDs only these start
+# a formula. A label has no pattern: it gets every formula start.
+ID_FORMULA_START = "=+-@"
 
 
 @dataclass
@@ -50,7 +54,9 @@ class LabelFile:
 
     @property
     def format_valid(self) -> bool:
-        return self.readable and not self.problems
+        # A formula-like cell or an invisible character misleads a reader, not the comparison: an ID holding
+        # one is already unequal to every expected ID that does not.
+        return self.readable and all(p.code in TEXT_CODES for p in self.problems)
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,19 @@ def _aggregate(out: LabelFile, severity: Severity, rules: ColumnRules, count_err
             out.problems.append(Finding(code=code, severity=severity, file=out.file, line=items[0][0], value=total,
                                         rule=f"format: {','.join(rules.columns)}", fix=fix,
                                         message=f"{total} {what} (first: {_first(items)})"))
+
+
+def _text_findings(out: LabelFile, severity: Severity, id_scan: ColumnScan, label_scan: ColumnScan | None,
+                   value_at: Any, label_at: Any) -> None:
+    """Formula-like cells and invisible characters, one finding per kind and column (both readers).
+
+    An invisible character takes the file's severity: an error in the expected IDs and the reference (the
+    truth every run is compared with), a warning in a prediction file (the run's own output, whose ID is then
+    unequal to the expected one and counted against the run already).
+    """
+    out.problems.extend(column_findings(id_scan, value_at, out.line_of, out.file, "id", severity))
+    if label_scan is not None:
+        out.problems.extend(column_findings(label_scan, label_at, out.line_of, out.file, "label", severity))
 
 
 def _problem(out: LabelFile, severity: Severity, rules: ColumnRules, code: str, message: str, line: int | None,
@@ -142,6 +161,13 @@ def parse_reference(text: str, display: str, rules: ColumnRules, severity: Sever
         _problem(out, severity, rules, "empty-file", "the file is empty", None, None,
                  f"write the header {','.join(rules.columns)} and one row per ID")
     _aggregate(out, severity, rules, count_errors, bad_ids, len(bad_ids), bad_labels, len(bad_labels))
+    label_scan = None
+    if out.labels is not None:
+        # A label that is a declared class is checked once, in protocol.json's classes; only the others here.
+        outside = [i for i, v in enumerate(out.labels) if rules.classes is None or v not in rules.classes]
+        label_scan = scan_list([out.labels[i] for i in outside], FORMULA_START, FIRST_FEW).shifted(outside)
+    _text_findings(out, severity, scan_list(out.ids, ID_FORMULA_START, FIRST_FEW), label_scan,
+                   out.ids.__getitem__, out.labels.__getitem__ if out.labels is not None else None)
     return out
 
 
@@ -165,6 +191,7 @@ class KnownIds:
     ids: Any
     bad_count: int
     bad_first: tuple[int, ...]
+    text_scan: ColumnScan = field(default_factory=ColumnScan)
 
 
 def _bad_ids(ids: Any, rules: ColumnRules) -> tuple[int, list[int]]:
@@ -201,7 +228,8 @@ def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:
     same_rules = (own.id_pattern, own.id_max_length) == (rules.id_pattern, rules.id_max_length)
     summary = ids_file.bad_id_summary if same_rules else None
     count, first = summary or _bad_ids(ids_file.ids, rules)
-    return KnownIds(ids=ids_file.ids, bad_count=count, bad_first=tuple(first))
+    return KnownIds(ids=ids_file.ids, bad_count=count, bad_first=tuple(first),
+                    text_scan=scan_column(ids_file.ids, ID_FORMULA_START, FIRST_FEW))
 
 
 def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severity,
@@ -238,11 +266,14 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
     out = LabelFile(file=display, ids=ids, labels=None)
     if known is not None and ids.equals(known.ids):
         n_bad_ids, first = known.bad_count, list(known.bad_first)
+        id_scan = known.text_scan
     else:
         n_bad_ids, first = _bad_ids(ids, rules)
+        id_scan = scan_column(ids, ID_FORMULA_START, FIRST_FEW)
     out.bad_id_summary = (n_bad_ids, tuple(first))
     bad_ids = [(i + 2, ids[i].as_py()) for i in first]
     n_bad_labels, bad_labels = 0, []
+    label_scan: ColumnScan | None = None
     if "label" in rules.columns:
         labels = table.column("label").combine_chunks()
         out.labels = labels
@@ -252,20 +283,63 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
             codes = pc.index_in(labels, value_set=arrow_strings(classes))
             n_bad_labels = codes.null_count
             if n_bad_labels:
-                rows = ints(pc.indices_nonzero(pc.is_null(codes)).slice(0, FIRST_FEW))
+                outside = pc.indices_nonzero(pc.is_null(codes))
+                rows = ints(outside.slice(0, FIRST_FEW))
                 bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in rows]
+                # A label that is a declared class is checked once, in protocol.json's classes; only the others.
+                label_scan = scan_column(labels.take(outside), FORMULA_START, FIRST_FEW).shifted(ints(outside))
             else:
                 out.label_codes, out.label_classes = ints(codes).astype(np.int64), classes
+                label_scan = ColumnScan()
+        else:
+            label_scan = scan_column(labels, FORMULA_START, FIRST_FEW)
     _aggregate(out, severity, rules, [], bad_ids, n_bad_ids, bad_labels, n_bad_labels)
+    _text_findings(out, severity, id_scan, label_scan, lambda r: ids[r].as_py(),
+                   (lambda r: out.labels[r].as_py()) if out.labels is not None else None)
     return out
 
 
+# A prediction or reference file may hold twice what one row per expected ID needs (room for duplicates,
+# extra rows, long wrong labels: each still a finding of its own), plus this much for a tiny corpus.
+SIZE_SLACK = 2
+SIZE_SPARE_BYTES = 64 * 1024
+
+
+def size_limit(expected: LabelFile | None, classes: set[str] | None) -> int | None:
+    """The most bytes a prediction or reference file of this corpus is read with (None: no corpus known).
+
+    One row per expected ID takes the ID's bytes, a comma, the longest class (or 800 bytes, the schema's 200
+    characters, without classes) and a CRLF; the limit is SIZE_SLACK times that plus SIZE_SPARE_BYTES.
+    """
+    if expected is None or not expected.readable:
+        return None
+    if isinstance(expected.ids, list):
+        id_bytes = sum(len(v.encode("utf-8")) for v in expected.ids)
+    else:
+        import pyarrow.compute as pc
+
+        id_bytes = pc.sum(pc.binary_length(expected.ids)).as_py() or 0
+    label = max((len(c.encode("utf-8")) for c in classes), default=0) if classes else 800
+    return SIZE_SLACK * (id_bytes + len(expected.ids) * (label + 3)) + SIZE_SPARE_BYTES
+
+
+def refused(raw: BoundedRead, display: str) -> LabelFile:
+    """A file refused unparsed (a line or the file too long): unreadable, with its fingerprint."""
+    assert raw.refusal is not None
+    return LabelFile(file=display, problems=[raw.refusal], readable=False, sha256=raw.sha256, size=raw.size)
+
+
 def read_label_file(path: Path, display: str, rules: ColumnRules, severity: Severity, *, fast: bool = True,
-                    known: KnownIds | None = None, threads: bool = False) -> LabelFile:
-    """Read one id/label file: fingerprint, columns and format problems (`threads`: see _parse_fast)."""
-    data = read_bytes(path, display)
-    result = parse_label_bytes(data, display, rules, severity, fast=fast, known=known, threads=threads)
-    result.sha256, result.size = hashlib.sha256(data).hexdigest(), len(data)
+                    known: KnownIds | None = None, threads: bool = False, max_bytes: int | None = None) -> LabelFile:
+    """Read one id/label file: fingerprint, columns and format problems (`threads`: see _parse_fast).
+
+    The file is read in blocks and refused unparsed past `max_bytes` or MAX_LINE_BYTES (`read_bounded`).
+    """
+    raw = read_bounded(path, display, max_bytes=max_bytes, severity=severity)
+    if raw.data is None:
+        return refused(raw, display)
+    result = parse_label_bytes(raw.data, display, rules, severity, fast=fast, known=known, threads=threads)
+    result.sha256, result.size = raw.sha256, raw.size
     return result
 
 
@@ -284,10 +358,11 @@ def parse_label_bytes(data: bytes, display: str, rules: ColumnRules, severity: S
 
 
 def read_labels(path: Path, display: str, classes: set[str] | None, severity: Severity, *,
-                fast: bool = True, known: KnownIds | None = None, threads: bool = False) -> LabelFile:
-    """An `id,label` file (reference or predictions)."""
+                fast: bool = True, known: KnownIds | None = None, threads: bool = False,
+                max_bytes: int | None = None) -> LabelFile:
+    """An `id,label` file (reference or predictions); `max_bytes`: see `size_limit`."""
     return read_label_file(path, display, ColumnRules.from_schema("labels-row", classes), severity, fast=fast,
-                           known=known, threads=threads)
+                           known=known, threads=threads, max_bytes=max_bytes)
 
 
 def read_ids(path: Path, display: str, *, fast: bool = True, threads: bool = False) -> LabelFile:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from generator.findings import Finding, Severity
+from generator.readers.grid import row_outcome
 from generator.readers.predictions import LabelFile
 from generator import idsets
 from generator.recompute.metrics import compute_metric, metric_from_codes, quality_rule_holds
@@ -149,10 +150,11 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
         "format_valid": acc.format_valid,
         "corpus_accepted": acc.corpus_accepted,
     }
+    failed = row_outcome(row.get("notes")).failed
     for column, value in recomputed.items():
         claimed = row.get(column)
-        if claimed is None:
-            continue
+        if claimed is None or (failed and column == "corpus_accepted" and claimed is True):
+            continue  # a failed run claimed accepted is failed-run-accepted (failed_run_findings), said once
         if claimed != value:
             detail = ""
             if column == "ids_match" and value is False:
@@ -170,4 +172,43 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, round(acc.quality_value, 6),
                              f"quality_value claims {claimed_q}, the predictions give {acc.quality_value:.6f}",
                              "recompute the metric from the prediction file against the reference"))
+    return out
+
+
+def failed_run_findings(row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+    """A failed run is never an accepted corpus, whatever its file holds (a partial file, a copied one)."""
+    outcome = row_outcome(row.get("notes"))
+    if not outcome.failed or row.get("corpus_accepted") is not True:
+        return []
+    return [Finding(code="failed-run-accepted", severity=Severity.ERROR, file=grid_file, line=line,
+                    field="corpus_accepted", value=True, claimed=True, recomputed=False,
+                    rule="a failed run is kept as a failure observation, never an accepted result",
+                    fix="write corpus_accepted false for a run whose notes say outcome=" + outcome.status,
+                    message=f"a run declared outcome={outcome.status} claims corpus_accepted true: an interrupted "
+                            "or failed run is never an accepted corpus")]
+
+
+def completed_findings(row: dict[str, Any], line: int, acc: Acceptance, grid_file: str) -> list[Finding]:
+    """completed=N of a failed run against the distinct IDs of its partial file and the claimed observed_ids."""
+    outcome = row_outcome(row.get("notes"))
+    if not outcome.failed or outcome.completed is None:
+        return []
+    out: list[Finding] = []
+    n = outcome.completed
+
+    def finding(recomputed: int, message: str, fix: str) -> Finding:
+        return Finding(code="completed-count-mismatch", severity=Severity.ERROR, file=grid_file, line=line,
+                       field="notes", value=n, claimed=n, recomputed=recomputed,
+                       rule="completed=N counts the items a failed run processed, kept in its partial file",
+                       fix=fix, message=message)
+
+    # Without a file the count cannot be recomputed; a missing file with completed > 0 is its own finding.
+    if acc.file_present and acc.observed_ids != n:
+        out.append(finding(acc.observed_ids, f"notes say completed={n}, the partial prediction file "
+                           f"{acc.prediction_file} holds {acc.observed_ids} distinct IDs",
+                           f"write completed={acc.observed_ids}, or keep the items the run did process in its file"))
+    claimed = row.get("observed_ids")
+    if isinstance(claimed, int) and claimed != n:
+        out.append(finding(claimed, f"notes say completed={n}, observed_ids claims {claimed}",
+                           "make completed=N and observed_ids both the distinct IDs of the partial file"))
     return out

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from generator.findings import Finding, Severity
@@ -54,6 +56,14 @@ def check_experiment(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]]
                           "apply the same registered warm-up to every variant",
                           claimed=row["warmup_iterations"], recomputed=exp["warmup"]["iterations"],
                           rule="the warm-up rule is identical for all variants"))
+        if row.get("phase") == "cold" and row.get("warmup_iterations") not in (None, 0):
+            # A cold run is the first pass after loading: warmed up, it is a warm run filed as cold.
+            out.append(_f("warmup-mismatch", grid_file, line, "warmup_iterations",
+                          f"a cold run with {row['warmup_iterations']} warm-up iterations: the cold run is the first "
+                          "pass after loading, before any warm-up",
+                          "write 0 for a cold run, or file a warmed-up run as warm",
+                          claimed=row["warmup_iterations"], recomputed=0,
+                          rule="loading, first pass and warmed-up passes are kept apart"))
         rental = exp["rental"]
         for column in ("duration_days", "lots"):
             if row.get(column) is not None and row[column] != rental[column]:
@@ -86,11 +96,13 @@ def _completeness(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], g
         for phase, count in registered.items():
             for i in range(1, count + 1):
                 if (variant["id"], phase, i) not in present:
-                    out.append(_f("missing-attempt", grid_file, None, "run_index",
-                                  f"no row for {exp['id']}/{variant['id']} {phase} run {i} "
-                                  f"({count} {phase} runs registered)",
-                                  "keep one row per attempted run, failures included; a failed run is kept, "
-                                  "not deleted or replaced", recomputed=i, rule=f"{count} {phase} runs per variant"))
+                    missing = _f("missing-attempt", grid_file, None, "run_index",
+                                 f"no row for {exp['id']}/{variant['id']} {phase} run {i} "
+                                 f"({count} {phase} runs registered)",
+                                 "keep one row per attempted run, failures included; a failed run is kept, "
+                                 "not deleted or replaced", recomputed=i, rule=f"{count} {phase} runs per variant")
+                    # No row to point at: the finding names the configuration whose attempt is missing.
+                    out.append(replace(missing, configurations=(f"{exp['id']}/{variant['id']}",)))
     for row, line in rows:
         limit = registered.get(row["phase"], 0)
         if row["run_index"] > limit:
@@ -99,3 +111,29 @@ def _completeness(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], g
                           "report extra attempts as a new experiment; never rerun to replace a result",
                           claimed=row["run_index"], recomputed=limit, rule=f"{limit} {row['phase']} runs per variant"))
     return out
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
+
+
+def rented_gpu_findings(row: dict[str, Any], line: int, grid_file: str, rental_gpu: str,
+                        model_name: str | None) -> list[Finding]:
+    """gpu_model must be the GPU the experiment rents: fast hardware must not be billed at a cheaper lot's price.
+
+    The rented GPU is named by its tariff id (`rtx-4090`) and, when priced, the catalogue's model name
+    (`GeForce RTX 4090`); the runtime writes vendor names (`NVIDIA GeForce RTX 4090`). Every word of either
+    name must appear in gpu_model.
+    """
+    claimed = row.get("gpu_model")
+    if not isinstance(claimed, str) or not claimed.strip():
+        return []
+    seen = "".join(_tokens(claimed))
+    names = [n for n in (rental_gpu, model_name) if n and _tokens(n)]
+    if not names or any(all(t in seen for t in _tokens(n)) for n in names):
+        return []
+    return [_f("gpu-not-rented", grid_file, line, "gpu_model",
+               f"gpu_model {claimed!r} is not the rented GPU {rental_gpu!r}"
+               f"{f' ({model_name})' if model_name else ''}: the package and its price are for another GPU",
+               "run the experiment on the GPU the protocol rents, or register the rental of the GPU actually used",
+               claimed=claimed, recomputed=rental_gpu, rule="protocol experiments[].rental.gpu is the GPU measured")]

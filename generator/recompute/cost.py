@@ -82,9 +82,61 @@ def parse_local(text: str, tz: str) -> datetime:
     return naive.replace(tzinfo=zone)
 
 
-def window_hours(start: str, end: str, tz: str) -> Decimal:
-    """Hours between two local times in the zone, counted on the real timeline (DST changes included)."""
+@dataclass(frozen=True)
+class LocalTimeIssue:
+    """A local time that the zone's clocks skip (`nonexistent`) or show twice (`ambiguous`)."""
+
+    kind: str
+    utc_offsets: tuple[str, str]  # the offsets the two readings (fold 0 and fold 1) would give
+    read_as: str  # nonexistent: the wall time the instant of fold 0 really shows; ambiguous: the UTC instants
+
+
+def local_time_issue(text: str, tz: str) -> LocalTimeIssue | None:
+    """Whether a local wall-clock time falls in a daylight-saving gap or overlap of its IANA zone.
+
+    Python places such a time silently (PEP 495: fold 0 takes the offset before the change), which made a
+    window across the spring gap 1 h shorter and one in the autumn overlap 1 h longer than meant. A time is
+    nonexistent when it does not come back from UTC unchanged, ambiguous when fold 0 and fold 1 give
+    different offsets. Unparseable input is None here: parse_local names it.
+    """
+    try:
+        naive = parse_local(text, tz).replace(tzinfo=None)
+        zone = ZoneInfo(tz)
+        first, second = naive.replace(tzinfo=zone, fold=0), naive.replace(tzinfo=zone, fold=1)
+        if first.utcoffset() == second.utcoffset():
+            return None
+        offsets = (_offset(first), _offset(second))
+        back = first.astimezone(timezone.utc).astimezone(zone)
+        if back.replace(tzinfo=None) != naive:
+            return LocalTimeIssue("nonexistent", offsets, back.replace(tzinfo=None).isoformat(timespec="minutes"))
+        instants = [d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%MZ") for d in (first, second)]
+        return LocalTimeIssue("ambiguous", offsets, " or ".join(instants))
+    except (UsageError, OverflowError, ValueError):
+        return None
+
+
+def _offset(moment: datetime) -> str:
+    delta = moment.utcoffset()
+    minutes = int(delta.total_seconds() // 60) if delta is not None else 0
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def window_hours(start: str, end: str, tz: str, *, strict: bool = False) -> Decimal:
+    """Hours between two local times in the zone, counted on the real timeline (DST changes included).
+
+    `strict` refuses a time the zone skips or shows twice (the `cost` command); `check` reports those as
+    findings (generator.protocol_rules) and still places them, fold 0, so that the rest can be checked.
+    """
     a, b = parse_local(start, tz), parse_local(end, tz)
+    for text in (start, end) if strict else ():
+        issue = local_time_issue(text, tz)
+        if issue is not None and issue.kind == "nonexistent":
+            raise UsageError(f"{text} does not exist in {tz} (the clocks jump from {issue.utc_offsets[0]} to "
+                             f"{issue.utc_offsets[1]}); give a time outside the gap, such as {issue.read_as}")
+        if issue is not None:
+            raise UsageError(f"{text} occurs twice in {tz} ({issue.read_as}); give a time outside the repeated "
+                             "hour, or the window in UTC with --timezone UTC")
     try:
         seconds = (b.astimezone(timezone.utc) - a.astimezone(timezone.utc)).total_seconds()
     except OverflowError:

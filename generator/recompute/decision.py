@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from generator.findings import Finding, Severity
 from generator.readers.grid import row_outcome
-from generator.recompute import comparability, cost, memory, timing
-from generator.recompute.acceptance import Acceptance, claim_findings
+from generator.recompute import comparability, cost, measured_config, memory, runtimes, timing
+from generator.recompute.acceptance import Acceptance, claim_findings, completed_findings, failed_run_findings
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -36,6 +37,7 @@ class _Context:
         self.tariffs = tariffs
         self.tariffs_file = tariffs_file
         self.findings: list[Finding] = []
+        self.measurements_checked: set[str] = set()
 
 
 def _covers(window: dict[str, Any], days: int) -> bool:
@@ -68,21 +70,44 @@ def _window(ctx: _Context) -> dict[str, Any]:
             "ends_before_deadline": end <= deadline, **cover}
 
 
+# Columns of the grid that the measurement's environment observed too.
+ENVIRONMENT_SEEN = ("driver_version", "python_version", "torch_version", "runtime_version")
+
+
+def _measurement_checked_once(ctx: _Context, doc_file: str) -> bool:
+    """True the first time a measurement file is met: its own findings are made once, not once per grid row."""
+    first = doc_file not in ctx.measurements_checked
+    ctx.measurements_checked.add(doc_file)
+    return first
+
+
 def _row_checks(ctx: _Context, index: int, row: dict[str, Any], line: int, exp: dict[str, Any] | None) -> None:
     acc = ctx.acceptances.get(index)
+    if acc is not None and acc.corpus_accepted and row_outcome(row.get("notes")).failed:
+        # A failed run is never accepted, whatever its file holds (a complete file copied from another run).
+        acc = ctx.acceptances[index] = replace(acc, corpus_accepted=False)
+    ctx.findings.extend(failed_run_findings(row, line, ctx.grid_file))
     if acc is not None:
         ctx.findings.extend(claim_findings(row, line, acc, ctx.protocol, ctx.grid_file))
+        ctx.findings.extend(completed_findings(row, line, acc, ctx.grid_file))
     ctx.findings.extend(memory.invariant_findings(row, ctx.grid_file, line, ""))
     if exp is None:
         return
+    tariff = ctx.tariffs.get((exp["rental"]["gpu"], exp["rental"]["duration_days"]))
+    ctx.findings.extend(comparability.rented_gpu_findings(row, line, ctx.grid_file, exp["rental"]["gpu"],
+                                                          tariff.model_name if tariff else None))
     variant = next((v for v in exp["variants"] if v["id"] == row["variant_id"]), None)
     doc_file = variant.get("measurement") if variant else None
     doc = ctx.measurements.get(doc_file) if doc_file else None
-    if doc is None:
+    if doc is None or variant is None or doc_file is None:
         return
+    if _measurement_checked_once(ctx, doc_file):
+        ctx.findings.extend(measured_config.file_findings(doc, doc_file, exp, variant))
+    ctx.findings.extend(measured_config.row_findings(row, line, ctx.grid_file, doc, doc_file))
     phase = memory.phase_for_row(doc, row["phase"], row["run_index"])
     if phase is not None:
-        ctx.findings.extend(memory.agreement_findings(row, line, ctx.grid_file, phase, doc_file))  # type: ignore[arg-type]
+        ctx.findings.extend(memory.agreement_findings(row, line, ctx.grid_file, phase, doc_file))
+        ctx.findings.extend(memory.outcome_findings(row, line, ctx.grid_file, phase, doc_file))
     env = doc["environment"]
     used = env.get("devices_used")
     if used is None:
@@ -94,12 +119,33 @@ def _row_checks(ctx: _Context, index: int, row: dict[str, Any], line: int, exp: 
                                claimed=row["gpu_count"], recomputed=used,
                                rule="a package with two GPUs does not mean the program used both",
                                fix="report the number of GPUs actually used"))
+    for column in ENVIRONMENT_SEEN:
+        seen = env.get(column)
+        if row.get(column) is not None and seen is not None and str(row[column]) != str(seen):
+            ctx.findings.append(_f("environment-not-seen", E, ctx.grid_file,
+                                   f"{column} {row[column]!r} differs from what {doc_file} observed, {seen!r}",
+                                   line=line, field=column, claimed=row[column], recomputed=seen,
+                                   rule="the environment actually observed, not copied from an offer or another run",
+                                   fix=f"write the {column} the measurement observed, or measure this run again"))
     if row.get("gpu_model") and env.get("gpu_name") and row["gpu_model"] != env["gpu_name"]:
         ctx.findings.append(_f("gpu-model-not-seen", E, ctx.grid_file,
                                f"gpu_model {row['gpu_model']!r} differs from the GPU the runtime reported in "
                                f"{doc_file}, {env['gpu_name']!r}", line=line, field="gpu_model",
                                claimed=row["gpu_model"], recomputed=env["gpu_name"],
                                rule="the hardware actually used, not an offer", fix="copy the name the runtime reports"))
+
+
+def _unverifiable_totals(ctx: _Context, rental: dict[str, Any],
+                         rows: list[tuple[int, dict[str, Any], int]]) -> list[Finding]:
+    """A claimed package total that no tariff can check: a budget nobody can verify must not pass silently."""
+    return [_f("package-total-unverifiable", E, ctx.grid_file,
+               f"package_total_usd_minor claims {row['package_total_usd_minor']}, but no tariff prices "
+               f"{rental['gpu']} over {rental['duration_days']} days: the total cannot be checked", line=line,
+               field="package_total_usd_minor", claimed=row["package_total_usd_minor"], recomputed=None,
+               rule="the total is price per lot x lots from a published tariff; gpu-audit never invents a price",
+               fix=f"leave package_total_usd_minor empty, or add the provider's price for {rental['gpu']} "
+                   f"({rental['duration_days']} days) to the tariffs file")
+            for _, row, line in rows if row.get("package_total_usd_minor") is not None]
 
 
 def _package(ctx: _Context, exp: dict[str, Any], rows: list[tuple[int, dict[str, Any], int]],
@@ -128,9 +174,20 @@ def _package(ctx: _Context, exp: dict[str, Any], rows: list[tuple[int, dict[str,
                                fix="add the provider's published price, or accept an undefined cost"))
         package.update(total_usd_minor=None, gpus_per_lot=None, price_per_lot_usd_minor=None, price_status=None,
                        model_name=None, snapshot_date=None)
+        ctx.findings.extend(_unverifiable_totals(ctx, rental, rows))
         return package
     total = cost.package_total(tariff, rental["lots"])
-    package.update(total_usd_minor=total, gpus_per_lot=tariff.gpus_per_lot, gpus=tariff.gpus_per_lot * rental["lots"],
+    rented = tariff.gpus_per_lot * rental["lots"]
+    for _, row, line in rows:
+        used = row.get("gpu_count")
+        if isinstance(used, int) and used > rented:
+            ctx.findings.append(_f("gpus-beyond-rental", E, ctx.grid_file,
+                                   f"gpu_count claims {used} GPUs; the package rents {rental['lots']} lot(s) of "
+                                   f"{tariff.gpus_per_lot} = {rented} GPU(s)", line=line, field="gpu_count",
+                                   claimed=used, recomputed=rented,
+                                   rule="the program runs on the GPUs of the lots billed",
+                                   fix="rent and register the lots the runs used, or report the GPUs actually used"))
+    package.update(total_usd_minor=total, gpus_per_lot=tariff.gpus_per_lot, gpus=rented,
                    price_per_lot_usd_minor=tariff.price_per_lot_usd_minor, price_status=tariff.price_status,
                    model_name=tariff.model_name, snapshot_date=tariff.snapshot_date)
     if tariff.price_status == "illustrative":
@@ -237,54 +294,11 @@ def _configuration(ctx: _Context, exp: dict[str, Any], variant: dict[str, Any],
         "fits_deadline": window["ends_before_deadline"],
         "admissible": accepted and feasible and package["covers_window"] and window["ends_before_deadline"],
         "reasons": reasons,
-        "committed_budget_usd_minor": total,
+        "committed_budget_usd_minor": total, "price_status": package.get("price_status"),
+        "duration_days": package["duration_days"],
         "cost_per_accepted_result": (cost.per_result(total, distinct) if total is not None else
                                      {"usd_minor": None, "undefined_reason": "no tariff for this GPU and duration"}),
     }
-
-
-def _rank(configs: list[dict[str, Any]]) -> dict[str, Any]:
-    admissible = [c for c in configs if c["admissible"]]
-    if not admissible:
-        reasons = sorted({r for c in configs for r in c["reasons"]})
-        return {"answer": None, "series_decides": False, "ranking": [], "ties": [],
-                "reason": "no admissible configuration: " + ("; ".join(reasons) if reasons else "no runs"),
-                "uncertainty": []}
-
-    def key(c: dict[str, Any]) -> tuple[bool, int, float]:
-        budget = c["committed_budget_usd_minor"]
-        median = c["timing"]["warm"]["median"]
-        return (budget is None, budget or 0, median if median is not None else float("inf"))
-
-    ordered = sorted(admissible, key=key)
-    ranking = [{"configuration": c["id"], "committed_budget_usd_minor": c["committed_budget_usd_minor"],
-                "warm_median_seconds": c["timing"]["warm"]["median"]} for c in ordered]
-    best = ordered[0]
-    tied = [c for c in ordered[1:] if c["committed_budget_usd_minor"] == best["committed_budget_usd_minor"]]
-    ties, uncertainty, apart, close = [], [], [], []
-    for other in tied:
-        sep = timing.separation(best["timing"]["warm"], other["timing"]["warm"])
-        ties.append({"configurations": [best["id"], other["id"]], "timing_decides": sep["decides"], "reason": sep["reason"]})
-        (apart if sep["decides"] else close).append(other["id"])
-        if not sep["decides"]:
-            uncertainty.append(f"{best['id']} and {other['id']} commit the same budget and the timing series does "
-                               f"not decide between them ({sep['reason']})")
-    decides = not close
-    if best["committed_budget_usd_minor"] is None:
-        decides = False
-        reason = "no committed budget can be computed (no tariff for this GPU and package): ordered by median warm time"
-        uncertainty.insert(0, "the committed budget is undefined: the question (least committed budget) cannot be "
-                              "answered from these prices; the order rests on median time only")
-    else:
-        reason = "lowest committed budget among admissible configurations"
-        if tied:
-            reason += f"; tied on budget with {', '.join(c['id'] for c in tied)}, ordered by median warm time"
-    if apart:
-        reason += f"; the timing series separates it from {', '.join(apart)}"
-    if close:
-        reason += f"; the timing series does not separate it from {', '.join(close)}"
-    return {"answer": best["id"], "series_decides": decides, "ranking": ranking, "ties": ties, "reason": reason,
-            "uncertainty": uncertainty}
 
 
 def _comparisons(exp_configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -305,6 +319,7 @@ def recompute(protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any
     window = _window(ctx)
     for file, doc in sorted(measurements.items()):
         ctx.findings.extend(memory.check_measurement(doc, file))
+    ctx.findings.extend(runtimes.run_time_findings(protocol, measurements, grid_file, rows, lines))
     by_exp: dict[str, list[tuple[int, dict[str, Any], int]]] = defaultdict(list)
     for index, (row, line) in enumerate(zip(rows, lines)):
         # A row without a readable key (a missing column, a cell that is no number) is already a finding.
@@ -318,7 +333,12 @@ def recompute(protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any
         for index, row, line in exp_rows:
             _row_checks(ctx, index, row, line, exp)
         ctx.findings.extend(comparability.check_experiment(exp, [(r, ln) for _, r, ln in exp_rows], grid_file))
+        before = len(ctx.findings)
         package = _package(ctx, exp, exp_rows, window)
+        # What _package says of the price (no tariff, an illustrative one) concerns this experiment's configurations.
+        ids = tuple(f"{exp['id']}/{v['id']}" for v in exp["variants"])
+        ctx.findings[before:] = [replace(f, configurations=ids) if f.file == tariffs_file and f.line is None else f
+                                 for f in ctx.findings[before:]]
         exp_configs = [_configuration(ctx, exp, v, [t for t in exp_rows if t[1]["variant_id"] == v["id"]], package, window)
                        for v in exp["variants"]]
         configs.extend(exp_configs)
@@ -326,4 +346,5 @@ def recompute(protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any
                             "fixed": exp["fixed"], "runs_per_variant": exp["runs_per_variant"],
                             "cold_runs_per_variant": exp["cold_runs_per_variant"], "warmup": exp["warmup"],
                             "order": exp.get("order"), "package": package, "comparisons": _comparisons(exp_configs)})
-    return {"window": window, "experiments": experiments, "configurations": configs, "decision": _rank(configs)}, ctx.findings
+    # The decision itself is the gate's (generator.recompute.gate), once every finding is known and attributed.
+    return {"window": window, "experiments": experiments, "configurations": configs}, ctx.findings

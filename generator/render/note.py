@@ -8,7 +8,6 @@ import io
 import itertools
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 import jinja2
 
 from generator.errors import OutputExistsError, UsageError
-from generator.render.filters import FILTERS
+from generator.render.filters import FILTERS, shown
 from generator.render.pending import CHART_URL, PendingChart, png_pixels
 from generator.render.view import build_view, chart_request
 from generator.render.weasy import load_weasyprint
@@ -55,6 +54,7 @@ def environment() -> jinja2.Environment:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
+        finalize=shown,  # every printed value: invisible and bidirectional controls shown as <U+202E>
     )
     env.filters.update(FILTERS)
     return env
@@ -132,8 +132,21 @@ def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence], *,
     with _source_date_epoch(when):
         # WeasyPrint looks each image URL up in its cache before it fetches: the charts are found there.
         document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments,
-                           cache={chart.url: chart for chart in charts})
+                           cache={chart.url: chart for chart in charts}, finisher=_associate_once)
     return out.getvalue()
+
+
+def _associate_once(document: Any, pdf: Any) -> None:
+    """WeasyPrint's finisher: list each associated file once in the catalog's /AF.
+
+    WeasyPrint 70's PDF/A-3 step adds every attachment twice, once from the EmbeddedFiles name tree and once
+    from its Filespec object; PDF/A-3 validators and readers expect each file spec once.
+    """
+    associated = pdf.catalog.get("AF")
+    if associated is not None:
+        unique = list(dict.fromkeys(associated))  # the references, in their first order
+        associated.clear()
+        associated.extend(unique)
 
 
 @contextmanager
@@ -158,21 +171,14 @@ def refuse_existing(outdir: Path, names: Iterable[str]) -> None:
 
 
 def write_new_files(outdir: Path, files: dict[str, bytes]) -> None:
-    """Write each file under outdir atomically; refuse any that exists (nothing is overwritten)."""
-    outdir.mkdir(parents=True, exist_ok=True)
+    """Write the files into outdir, all or none (see generator.safefiles); any that exists is refused."""
+    from generator import safefiles
+
     refuse_existing(outdir, files)
-    for name, data in files.items():
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=outdir)
-        try:
-            os.fchmod(fd, 0o644)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            try:
-                os.link(tmp, outdir / name)
-            except FileExistsError:
-                raise OutputExistsError(f"{outdir / name} already exists; nothing is overwritten") from None
-        finally:
-            os.unlink(tmp)
+    try:
+        safefiles.write_new_files(outdir, {name: (data, 0o644) for name, data in files.items()}, what="note")
+    except OutputExistsError as exc:
+        raise OutputExistsError(f"{exc} (render into a new folder)") from None
 
 
 def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature_status: str,
@@ -228,24 +234,48 @@ def load_decision(path: Path) -> tuple[dict[str, Any], bytes]:
 
 
 def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[Evidence]:
-    """The evidence embedded in the PDF: decision.json, and the raw results and protocol when the campaign is given."""
+    """The evidence embedded in the PDF: decision.json, and the raw results and protocol when the campaign is given.
+
+    The campaign is read by the campaign loader itself, so every rule of `build` applies (paths inside the
+    folder, regular files only, the size limits, a PEM private key refused unread), and each file is
+    embedded only if it is byte for byte the one the decision lists: the note never carries other evidence
+    than the decision was computed from.
+    """
     evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
     if campaign_dir is None:
         return evidence
-    from generator.campaign import PROTOCOL_FILE, open_campaign
+    import hashlib
 
-    folder = open_campaign(campaign_dir)
-    protocol_path = folder.resolve(PROTOCOL_FILE)
-    if protocol_path is None or not protocol_path.is_file():
-        raise UsageError(f"{campaign_dir}: no {PROTOCOL_FILE} inside the campaign folder")
-    protocol_bytes = protocol_path.read_bytes()
-    raw = json.loads(protocol_bytes).get("files", {}).get("raw_results", "resultats-bruts.csv")
-    raw_path = folder.resolve(raw)
-    if raw_path is None or not raw_path.is_file():
-        raise UsageError(f"{campaign_dir}: raw results file {raw!r} not found inside the campaign folder")
-    evidence.append(Evidence(Path(raw).name, raw_path.read_bytes(), "The raw results grid as submitted", "Source"))
-    evidence.append(Evidence(PROTOCOL_FILE, protocol_bytes, "The pre-registered protocol", "Source"))
+    from generator.campaign import PROTOCOL_FILE
+    from generator.errors import CampaignFindingsError
+    from generator.readers.csvtable import read_bytes
+    from generator.report import location
+    from generator.validate import load_campaign
+
+    inputs = load_campaign(campaign_dir)
+    raw = inputs.files["raw_results"]
+    blocking = [f for f in inputs.findings if f.is_error and (inputs.protocol is None or f.file == PROTOCOL_FILE
+                                                               or f.value == raw and f.code in _UNLOCATED)]
+    if inputs.protocol is None or raw not in inputs.input_files or blocking:
+        first = blocking[0] if blocking else None
+        detail = f"; first at {location(first)}: {first.message}" if first is not None else ""
+        raise CampaignFindingsError(f"{campaign_dir}: its {PROTOCOL_FILE} or raw results cannot be embedded "
+                                    f"({len(blocking)} error finding(s){detail}); nothing was rendered: see "
+                                    f"`gpu-audit validate {campaign_dir}`, or render without the campaign")
+    listed = {i["path"]: i["sha256"] for i in json.loads(decision_bytes).get("inputs") or []
+              if isinstance(i, dict)}
+    for rel, description in ((raw, "The raw results grid as submitted"), (PROTOCOL_FILE, "The pre-registered protocol")):
+        path = inputs.folder.resolve(rel)
+        data = read_bytes(path, rel) if path is not None else b""
+        if listed.get(rel) != hashlib.sha256(data).hexdigest():
+            raise CampaignFindingsError(f"{campaign_dir}: {rel} is not the file this decision.json was computed "
+                                        "from (its SHA-256 differs from the one the decision lists); nothing was "
+                                        "rendered: give the campaign the decision came from, or check it again")
+        evidence.append(Evidence(Path(rel).name, data, description, "Source"))
     return evidence
+
+
+_UNLOCATED = frozenset({"path-outside-campaign", "missing-file"})  # the file named cannot be read at all
 
 
 UNSIGNED_RENDER = "none: rendered by `gpu-audit render`; signed notes come from `gpu-audit build`"

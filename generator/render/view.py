@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
+# bundle_id: one definition, shared with `verify` (which must not import this module)
+from generator.bundleid import bundle_id
+from generator.render.filters import shorten
+
+# What the note lists at most (README, `render`): past these it says how many it left out and where they are
+# (decision.json, findings.json, the grid), so that the time to lay the note out stays bounded by these caps
+# and not by the size of the inputs. Every text is also cut at filters.TEXT_CHARS.
 FINDINGS_PER_SEVERITY = 100
+NOTE_CHARS = 500  # of one grid note: about five lines of the notes table
+NOTES_LISTED = 20  # distinct grid notes
+ROWS_LISTED = 200  # rows of the acceptance table, and of the memory table
+DURATIONS_LISTED = 100  # raw durations in one cell of the timing table (the chart draws them all)
 CLAIM_COLUMNS = (
     ("expected_ids", "expected_ids"), ("observed_ids", "observed_ids"), ("ids_match", "ids_match"),
     ("format_valid", "format_valid"), ("quality_value", "quality_value"), ("corpus_accepted", "corpus_accepted"),
 )
 QUALITY_AGREEMENT = 5e-4
-
-
-def bundle_id(decision: dict[str, Any]) -> str:
-    """A stable identifier of the decision: the first 16 hex digits of the SHA-256 of its canonical JSON."""
-    canonical = json.dumps(decision, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return "GA-" + hashlib.sha256(canonical).hexdigest()[:16].upper()
 
 
 def _agrees(column: str, claimed: Any, recomputed: Any) -> bool:
@@ -80,8 +84,9 @@ def _memory_key(run: dict[str, Any]) -> Any:
     return (run["outcome"], json.dumps(run["memory"], sort_keys=True))
 
 
-def _notes(configs: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Each distinct note once, with the attempts that carry it (identical notes are not repeated)."""
+def _notes(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each distinct note once, with the attempts that carry it (identical notes are not repeated) and their grid
+    lines; a note longer than NOTE_CHARS is cut there, and `length` gives the whole note's length."""
     grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
     total = 0
     for c in configs:
@@ -96,8 +101,19 @@ def _notes(configs: list[dict[str, Any]]) -> list[dict[str, str]]:
             where = f"all {total} attempts"
         else:
             where = "; ".join(f"{cid}: {attempt_list(runs)}" for cid, runs in by_config.items())
-        notes.append({"attempts": where, "text": text})
+        lines = sorted({r["line"] for runs in by_config.values() for r in runs})
+        cut, length = shorten(text, NOTE_CHARS)
+        notes.append({"attempts": where, "text": cut, "length": length, "lines": _index_list(lines),
+                      "line_count": len(lines)})
     return notes
+
+
+def _left_out(rows: list[dict[str, Any]]) -> dict[str, int] | None:
+    """What the note says of the rows past ROWS_LISTED: how many, the attempts they hold, the failed ones."""
+    rest = rows[ROWS_LISTED:]
+    if not rest:
+        return None
+    return {"rows": len(rest), "attempts": sum(r["count"] for r in rest), "failed": sum(r["failed"] for r in rest)}
 
 
 ENVIRONMENT_COLUMNS = ("gpu_model", "gpu_count", "driver_version", "python_version", "torch_version",
@@ -140,6 +156,7 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
         runs = [_run_view(r) for r in c["runs"]]
         acceptance_rows += group_attempts(c["id"], runs, _acceptance_key)
         memory_rows += group_attempts(c["id"], runs, _memory_key)
+    notes = _notes(configs)
     return {
         "bundle_id": bundle_id(decision),
         "signature_status": signature_status,
@@ -155,9 +172,14 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
         "synthetic": bool(decision["campaign"] and decision["campaign"]["synthetic_data"])
         or any(c.get("measurement") and c["measurement"]["synthetic_data"] for c in configs),
         "configurations": configs,
-        "acceptance_rows": acceptance_rows,
-        "memory_rows": memory_rows,
-        "notes": _notes(configs),
+        "acceptance_rows": acceptance_rows[:ROWS_LISTED],
+        "acceptance_left_out": _left_out(acceptance_rows),
+        "memory_rows": memory_rows[:ROWS_LISTED],
+        "memory_left_out": _left_out(memory_rows),
+        "notes": notes[:NOTES_LISTED],
+        "notes_left_out": len(notes[NOTES_LISTED:]),
+        "findings_per_severity": FINDINGS_PER_SEVERITY,
+        "durations_listed": DURATIONS_LISTED,
         "tail_notes": sorted({c["timing"]["warm"]["tail_note"] for c in configs if c["timing"]["warm"]["tail_note"]}),
         "environments": _environments(configs),
         "measurement_files": [(c["id"], c["measurement"]["file"]) for c in configs if c.get("measurement")],

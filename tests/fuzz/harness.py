@@ -293,18 +293,31 @@ class ExampleBundle:
         return target
 
     def resign(self, root: Path) -> None:
-        """Sign the (mutated) MANIFEST.json again and rewrite the tag manifest, to reach the deeper checks."""
+        """Rewrite the tag manifest, the tag files' entries in MANIFEST.json (when it still parses) and its
+        signature, in the bundle's signing order, to reach the deeper checks."""
+        import json
+
         from generator.bagit_format import digests, manifest_text
+        from generator.bundlelayout import TAG_MANIFEST, TAG_MANIFEST_LISTS
         from generator.signing import sign_bytes
 
         manifest = root / "MANIFEST.json"
         if not manifest.is_file() or manifest.is_symlink():
             return
+        listed = [t for t in TAG_MANIFEST_LISTS if (root / t).is_file() and not (root / t).is_symlink()]
+        (root / TAG_MANIFEST).write_text(
+            manifest_text({t: digests(root / t, ("sha256",))["sha256"] for t in listed}), encoding="utf-8")
+        try:
+            doc = json.loads(manifest.read_bytes())
+        except (ValueError, RecursionError):
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("tag_files"), list):
+            doc["tag_files"] = [{"path": t, "bytes": (root / t).stat().st_size,
+                                 "sha256": digests(root / t, ("sha256",))["sha256"]}
+                                for t in sorted((*listed, TAG_MANIFEST))]
+            text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            manifest.write_bytes(text.encode("utf-8"))
         (root / "MANIFEST.json.sig").write_bytes(sign_bytes(self.identity, manifest.read_bytes()))
-        tags = sorted(p.name for p in root.iterdir() if p.is_file() and not p.is_symlink()
-                      and not p.name.startswith("tagmanifest-"))
-        (root / "tagmanifest-sha256.txt").write_text(
-            manifest_text({t: digests(root / t, ("sha256",))["sha256"] for t in tags}), encoding="utf-8")
 
 
 _BUNDLE: dict[str, ExampleBundle] = {}

@@ -1,0 +1,90 @@
+"""The attacker's tools for tests/test_attacks_bundle.py: re-sealing a changed bundle (every manifest and
+MANIFEST.json made again and signed with one's own key), rewriting its tag manifest, and a PDF that costs
+pyHanko dearly."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+from generator import signing
+from generator.bagit_format import digests, manifest_text
+
+
+def fingerprint(cert: Path) -> str:
+    return signing.cert_fingerprint(signing.load_pem_identity(cert.with_name("signer-key.pem"), cert).cert)
+
+
+def verify(*argv: str) -> tuple[int, str]:
+    """`gpu-audit verify ...` in a fresh process: its exit status and everything it printed."""
+    proc = subprocess.run([sys.executable, "-m", "generator", "verify", *argv], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def reseal(root: Path, key_cert: tuple[Path, Path] | None) -> None:
+    """What an attacker with gpu-audit's source does after changing files: every manifest, bag-info's
+    Payload-Oxum, MANIFEST.json and its signature made again, with their own key (None: unsigned).
+
+    It follows the bundle's own format, so that the attacks also run against the code before issue 16.
+    """
+    payload = sorted(p.relative_to(root).as_posix() for p in (root / "data").rglob("*") if p.is_file())
+    sums = {rel: digests(root / rel, ("sha256", "sha512")) for rel in payload}
+    for alg in ("sha256", "sha512"):
+        (root / f"manifest-{alg}.txt").write_text(manifest_text({r: s[alg] for r, s in sums.items()}), encoding="utf-8")
+    oxum = f"{sum((root / r).stat().st_size for r in payload)}.{len(payload)}"
+    info = re.sub(r"Payload-Oxum: .*", f"Payload-Oxum: {oxum}", (root / "bag-info.txt").read_text())
+    (root / "bag-info.txt").write_text(info, encoding="utf-8")
+    manifest = json.loads((root / "MANIFEST.json").read_text())
+    manifest["files"] = [{"path": r, "bytes": (root / r).stat().st_size, "sha256": sums[r]["sha256"]} for r in payload]
+    identity = signing.load_pem_identity(*key_cert) if key_cert else None
+    manifest["signed"] = identity is not None
+    manifest["signer"] = {"subject": identity.subject, "certificate_sha256": identity.fingerprint} if identity else None
+    tag_sha = lambda name: digests(root / name, ("sha256",))["sha256"]  # noqa: E731
+    if "tag_files" in manifest:  # the signed tag files (this change): tag manifest first, then MANIFEST.json
+        listed = ["bag-info.txt", "bagit.txt", "manifest-sha256.txt", "manifest-sha512.txt"]
+        (root / "tagmanifest-sha256.txt").write_text(manifest_text({t: tag_sha(t) for t in listed}), encoding="utf-8")
+        manifest["bag_info"] = [line.split(": ", 1) for line in info.splitlines()]
+        manifest["tag_files"] = [{"path": t, "bytes": (root / t).stat().st_size, "sha256": tag_sha(t)}
+                                 for t in sorted([*listed, "tagmanifest-sha256.txt"])]
+    data = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    (root / "MANIFEST.json").write_bytes(data)
+    for name in ("MANIFEST.json.sig", "signer.pem"):
+        (root / name).unlink(missing_ok=True)
+    if identity is not None:
+        (root / "MANIFEST.json.sig").write_bytes(signing.sign_bytes(identity, data))
+        shutil.copyfile(key_cert[1], root / "signer.pem")  # type: ignore[index]
+    if "tag_files" not in manifest:  # before: the tag manifest came last and listed every other tag file
+        tags = sorted(p.name for p in root.iterdir() if p.is_file() and not p.name.startswith("tagmanifest-"))
+        (root / "tagmanifest-sha256.txt").write_text(manifest_text({t: tag_sha(t) for t in tags}), encoding="utf-8")
+
+
+def rewrite_tagmanifest(root: Path) -> None:
+    """What anyone can do without a key: list every top-level file again in the (unsigned) tag manifest."""
+    tags = sorted(p.name for p in root.iterdir() if p.is_file() and not p.name.startswith("tagmanifest-"))
+    (root / "tagmanifest-sha256.txt").write_text(
+        manifest_text({t: digests(root / t, ("sha256",))["sha256"] for t in tags}), encoding="utf-8")
+
+
+def normalized(out: str, bundle: Path) -> str:
+    return out.replace(str(bundle), "BUNDLE")
+
+
+
+def hostile_pdf(fields: int) -> bytes:
+    """A small PDF whose form lists one field a million times: pyHanko takes half a minute over it."""
+    objs = [b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [" + b" ".join([b"3 0 R"] * fields) + b"] >> >>",
+            b"<< /Type /Pages /Kids [] /Count 0 >>", b"<< /FT /Sig /T (x) >>"]
+    out, offsets = bytearray(b"%PDF-1.7\n"), []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 4\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)

@@ -1,0 +1,175 @@
+"""Rendering time is bounded by what the note shows, not by the size of the text in the inputs (issue 17, item 4).
+
+Before the caps, 100 extra grid rows with 9,000-character notes turned a 6 s build into 25 s (142 s in the
+issue), and a decision.json with one 100,000-character word kept `render` busy for two minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EXAMPLE, GRID, REPO, read_grid, write_grid
+
+from generator.render import filters, view
+
+NOTE_LENGTH = 9000
+EXTRA_ROWS = 100
+SLACK_SECONDS = 5.0  # processor seconds the long case may take beyond the normal one, and no more
+WORDS = ("the", "run", "was", "slow", "because", "the", "driver", "reloaded", "and", "the", "fan", "spun", "up", "again",
+         "while", "a", "batch", "waited")
+
+
+def _cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _cli(*argv: str, timeout: float) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Run gpu-audit in a child process (so that a runaway layout is stopped) and return the processor time it
+    and its children used: layout is processor-bound, and unlike the wall clock this does not depend on what
+    else the machine runs at the same time."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = _cpu_seconds()
+    command = [sys.executable, "-m", "generator", *argv]
+    # Its own process group, so that a timeout also ends the chart worker it starts (which holds the pipes).
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
+                          start_new_session=True) as child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            pytest.fail(f"gpu-audit {argv[0]} still running after {timeout:.0f} s")
+    return _cpu_seconds() - started, subprocess.CompletedProcess(command, child.returncode, out, err)
+
+
+def _long_notes_campaign(target: Path) -> list[tuple[int, str]]:
+    """inputs/example plus EXTRA_ROWS well-formed warm attempts (copies of warm run 1, each with its own
+    prediction file) whose notes are NOTE_LENGTH characters of words; returns each new row's line and note."""
+    shutil.copytree(EXAMPLE, target)
+    rows = read_grid(target)
+    head = rows[0]
+    col = {name: i for i, name in enumerate(head)}
+    firsts = [r for r in rows[1:] if r[col["phase"]] == "warm" and r[col["run_index"]] == "1"]
+    rng = random.Random(17)
+    added: list[tuple[int, str]] = []
+    for n in range(EXTRA_ROWS):
+        row = list(firsts[n % len(firsts)])
+        index = str(6 + n // len(firsts))
+        row[col["run_index"]] = index
+        note = f"row {n}: " + " ".join(rng.choice(WORDS) for _ in range(NOTE_LENGTH))
+        row[col["notes"]] = note[:NOTE_LENGTH]
+        folder = target / "predictions" / row[col["experiment_id"]] / row[col["variant_id"]]
+        shutil.copyfile(folder / "warm-1.csv", folder / f"warm-{index}.csv")
+        rows.append(row)
+        added.append((len(rows), row[col["notes"]]))  # the header is line 1, so row k is line k
+    write_grid(target, rows)
+    return added
+
+
+def test_long_grid_notes_build_within_seconds_of_the_normal_case(tmp_path: Path) -> None:
+    normal = tmp_path / "normal"
+    shutil.copytree(EXAMPLE, normal)
+    added = _long_notes_campaign(tmp_path / "long")
+    normal_seconds, done = _cli("build", str(normal), "-o", str(tmp_path / "b-normal"), "--unsigned", "--quiet",
+                                timeout=120)
+    assert done.returncode == 0, done.stderr
+    long_seconds, done = _cli("build", str(tmp_path / "long"), "-o", str(tmp_path / "b-long"), "--unsigned",
+                              "--quiet", timeout=120)
+    assert done.returncode == 1, done.stderr  # the extra attempts are unregistered: findings, still built
+    assert long_seconds < normal_seconds + SLACK_SECONDS, f"{long_seconds:.1f} s against {normal_seconds:.1f} s"
+
+    bundle = tmp_path / "b-long" / "data"
+    html = (bundle / "decision-note.html").read_text(encoding="utf-8")
+    line, note = added[0]
+    marker = (f"[shortened: {NOTE_LENGTH:,} characters; the whole note is in the grid, line {line}, "
+              "and in decision.json]")
+    assert marker in html
+    assert note[:view.NOTE_CHARS] in html and note not in html
+    assert "more distinct notes are not listed here" in html
+    # The whole text stays in the evidence: the bundle's copy of the grid and decision.json.
+    assert note in (bundle / "inputs" / GRID).read_text(encoding="utf-8")
+    decision = json.loads((bundle / "decision.json").read_text(encoding="utf-8"))
+    assert note in {r["notes"] for c in decision["configurations"] for r in c["runs"]}
+
+
+@pytest.fixture(scope="module")
+def example_decision(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from generator.cli import main
+
+    out = tmp_path_factory.mktemp("decision") / "decision.json"
+    assert main(["check", str(EXAMPLE), "--out", str(out)]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _decision(tmp_path: Path, example: dict[str, Any], name: str, change: Any = None) -> Path:
+    decision = json.loads(json.dumps(example))
+    if change is not None:
+        change(decision)
+    path = tmp_path / name
+    path.write_text(json.dumps(decision), encoding="utf-8")
+    return path
+
+
+def test_a_100000_character_string_in_decision_json_renders_quickly(tmp_path: Path,
+                                                                    example_decision: dict[str, Any]) -> None:
+    word = "x" * 100_000  # one unbroken run: the worst case of line breaking
+
+    def lengthen(decision: dict[str, Any]) -> None:
+        decision["campaign"]["notes"] = word
+        decision["campaign"]["question"] = word
+
+    normal = _decision(tmp_path, example_decision, "normal.json")
+    long = _decision(tmp_path, example_decision, "long.json", lengthen)
+    normal_seconds, done = _cli("render", str(normal), "-o", str(tmp_path / "r-normal"), timeout=120)
+    assert done.returncode == 0, done.stderr
+    long_seconds, done = _cli("render", str(long), "-o", str(tmp_path / "r-long"), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert long_seconds < normal_seconds + SLACK_SECONDS, f"{long_seconds:.1f} s against {normal_seconds:.1f} s"
+    html = (tmp_path / "r-long" / "decision-note.html").read_text(encoding="utf-8")
+    assert html.count("[shortened: 100,000 characters; the whole text is in decision.json]") == 2
+    assert word not in html and "x" * filters.TEXT_CHARS in html
+
+
+def test_a_cut_never_splits_a_tag_and_counts_the_whole_text() -> None:
+    text = "a" * (filters.TEXT_CHARS - 3) + "\u202e" + "b" * 10
+    cut, length = filters.shorten(text, filters.TEXT_CHARS)
+    assert cut == "a" * (filters.TEXT_CHARS - 3) and length == len(text)
+    assert filters.shorten("short", 10) == ("short", None)
+    assert filters.shown("y" * 5000).endswith("[shortened: 5,000 characters; the whole text is in decision.json]")
+
+
+def _many_notes_decision(example: dict[str, Any], notes: int, failed_rows: int) -> dict[str, Any]:
+    """The example's decision with `notes` distinct notes and `failed_rows` failed attempts that differ."""
+    decision = json.loads(json.dumps(example))
+    runs = decision["configurations"][0]["runs"]
+    template = runs[0]
+    for n in range(max(notes, failed_rows)):
+        run = json.loads(json.dumps(template))
+        run.update(line=1000 + n, run_index=100 + n, notes=f"note {n}" if n < notes else template["notes"])
+        if n < failed_rows:
+            run.update(outcome="oom", completed_items=n, elapsed_seconds=None)
+        runs.append(run)
+    return decision
+
+
+def test_lists_past_their_caps_are_summarised(example_decision: dict[str, Any]) -> None:
+    decision = _many_notes_decision(example_decision, view.NOTES_LISTED + 7, view.ROWS_LISTED + 5)
+    shown = view.build_view(decision, signature_status="unsigned")
+    assert len(shown["notes"]) == view.NOTES_LISTED
+    assert shown["notes_left_out"] >= 7
+    assert len(shown["acceptance_rows"]) == view.ROWS_LISTED
+    left = shown["acceptance_left_out"]
+    assert left["rows"] >= 5 and left["failed"] >= 5 and left["attempts"] >= left["rows"]
+    assert len(shown["memory_rows"]) <= view.ROWS_LISTED
+

@@ -23,6 +23,7 @@ from generator.bundlelayout import (BAG_INFO_FILE, BAGIT_FILE, MANIFEST, MANIFES
                                     SELF_CHECKSUM, TAG_MANIFEST, TAG_MANIFEST_LISTS)
 from generator.campaign import PROTOCOL_FILE
 from generator.check import CheckResult, check_campaign
+from generator.leftovers import lock_path
 from generator.validate import CampaignInputs
 from generator.errors import AuditError, OutputExistsError, UsageError
 from generator.limits import Limits, applied
@@ -78,11 +79,11 @@ def _signature_status(identity: Identity | None) -> str:
 @contextmanager
 def _claim(target: Path) -> Iterator[None]:
     """Hold an exclusive lock for the target name, so two builds racing for it cannot both write it."""
-    lock_path = target.parent / f".{target.name}.gpu-audit-lock"
+    lock = lock_path(target.parent, target.name)
     try:
-        fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as exc:
-        raise UsageError(f"cannot create the build lock {lock_path} ({exc.strerror}); choose a bundle path in a "
+        raise UsageError(f"cannot create the build lock {lock} ({exc.strerror}); choose a bundle path in a "
                          "folder you can write, with a shorter name") from None
     try:
         try:
@@ -94,7 +95,7 @@ def _claim(target: Path) -> Iterator[None]:
         try:
             yield
         finally:
-            lock_path.unlink(missing_ok=True)
+            lock.unlink(missing_ok=True)
     finally:
         os.close(fd)
 

@@ -267,6 +267,22 @@ def _progress_bar() -> Callable[[str, int, int], None]:
     return show
 
 
+def _leftovers(parent: Path, *, clean: bool) -> None:
+    """Name (or, with --clean-leftovers, remove) what interrupted builds left beside the new bundle."""
+    from generator.leftovers import find_leftovers, remove_leftovers
+    from generator.termtext import escape_terminal
+
+    if clean:
+        for entry in remove_leftovers(parent):
+            print(f"removed the leftover of an interrupted build: {escape_terminal(str(entry))}", file=sys.stderr)
+        return
+    found = find_leftovers(parent)
+    if found:
+        names = ", ".join(escape_terminal(str(p)) for p in found)
+        print(f"warning: {len(found)} leftover(s) of interrupted builds: {names}; no running build holds them: "
+              "remove them with `gpu-audit build --clean-leftovers ...`", file=sys.stderr)
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     from generator.bundle import build_bundle
     from generator.report import format_decision, format_findings
@@ -274,6 +290,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     _reading_campaigns()
     identity = _identity(args)
+    _leftovers(Path(args.out).parent, clean=args.clean_leftovers)
     show = (not args.quiet) and sys.stderr.isatty()
     progress = _progress_bar() if show else None
     result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
@@ -416,6 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--organization", metavar="NAME", help="bag-info Source-Organization (default: the signer)")
     p.add_argument("--tsa", metavar="URL", help="RFC 3161 time-stamping authority that timestamps the PDF signature "
                    "(PAdES B-T): the one network request gpu-audit makes, and only when given")
+    p.add_argument("--clean-leftovers", action="store_true",
+                   help="first remove what interrupted builds left beside BUNDLE_DIR (hidden .NAME.tmp-* folders, "
+                   ".NAME.partial and .NAME.gpu-audit-lock files that no running build holds)")
     p.add_argument("--quiet", action="store_true", help="print only where the bundle is; no progress")
     p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N findings")
     _add_limits(p, CAMPAIGN_LIMITS)

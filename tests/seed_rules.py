@@ -74,9 +74,6 @@ class SeedRule:
     reason: str = "evidence has"
     severity: str = "error"
     verify: Callable[[dict[str, Any], list[Any]], None] | None = None
-    # A rule this inventory proposes beyond issue 15's list, not implemented yet: the test is a strict xfail
-    # with this reason, so that it turns into a failure (and the mark is removed) once the rule exists.
-    proposed: str | None = None
 
 
 # ----------------------------------------------------------------------------------------------- helpers

@@ -54,12 +54,7 @@ def test_setup_is_clean_and_answers(tmp_path: Path, setup: str) -> None:
     assert result.decision["decision"]["answer"] == SETUPS[setup][1], result.decision["decision"]
 
 
-def _param(rule: SeedRule) -> Any:
-    marks = [pytest.mark.xfail(strict=True, reason=f"proposed: {rule.proposed}")] if rule.proposed else []
-    return pytest.param(rule, id=rule.id, marks=marks)
-
-
-@pytest.mark.parametrize("rule", [_param(r) for r in SEED_RULES])
+@pytest.mark.parametrize("rule", [pytest.param(r, id=r.id) for r in SEED_RULES])
 def test_seed_rule(tmp_path: Path, rule: SeedRule) -> None:
     folder = _copy(tmp_path, rule.setup)
     wheres = rule.mutate(folder)

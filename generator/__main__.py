@@ -1,15 +1,20 @@
-"""Entry point for `python -m generator`."""
+"""Entry point of the `gpu-audit` command and of `python -m generator`."""
 
-import sys
+from typing import NoReturn
+
+
+def _command() -> int:
+    from generator.cli import main
+
+    return main()
+
+
+def entry() -> NoReturn:
+    """Run the command line as a process: Ctrl-C is ours from before the CLI's first import to the exit."""
+    from generator.exitstatus import run_process
+
+    run_process(_command)
+
 
 if __name__ == "__main__":  # importing this module (as tools may) must not run the CLI
-    from generator.exitstatus import interrupted, sigint_handled
-
-    with sigint_handled():  # from the first import on, so that an early Ctrl-C is never lost
-        try:
-            from generator.cli import main
-        except KeyboardInterrupt:
-            code = interrupted()
-        else:
-            code = main()
-    sys.exit(code)
+    entry()

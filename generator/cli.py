@@ -470,23 +470,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command and give its exit status (see generator.exitstatus: never a traceback)."""
-    import logging
-
-    from generator.exitstatus import interrupted, run_command, sigint_handled
+    from generator.exitstatus import run_command, sigint_handled
 
     argv = sys.argv[1:] if argv is None else list(argv)
+    parsed: list[argparse.Namespace] = []
+
+    def command() -> int:
+        import logging
+
+        # WeasyPrint logs each URL the note's fetcher refuses; refusing them is intended, so only errors show.
+        logging.getLogger("weasyprint").setLevel(logging.ERROR)
+        logging.getLogger("fontTools").setLevel(logging.ERROR)
+        parsed.append(build_parser().parse_args(argv))  # the subcommands' modules are imported here
+        args = parsed[0]
+        handler: Handler = args.handler
+        with applied(_limits(args)):
+            return handler(args)
+
     with sigint_handled():
-        try:
-            # WeasyPrint logs each URL the note's fetcher refuses; refusing them is intended, so only errors show.
-            logging.getLogger("weasyprint").setLevel(logging.ERROR)
-            logging.getLogger("fontTools").setLevel(logging.ERROR)
-            args = build_parser().parse_args(argv)
-        except KeyboardInterrupt:  # while the subcommands' modules are imported
-            return interrupted()
-        return run_command(args, argv, lambda: _run(args))
-
-
-def _run(args: argparse.Namespace) -> int:
-    handler: Handler = args.handler
-    with applied(_limits(args)):
-        return handler(args)
+        return run_command(argv, command, lambda: parsed[0] if parsed else None)

@@ -78,9 +78,14 @@ def serve(handler: Callable[[Any], Any], *, nice: int = 0) -> int:
             os.nice(nice)
         except OSError:
             pass
-    request = json.loads(sys.stdin.buffer.read() or b"null")
-    answers = handler(request)
-    for answer in answers if isinstance(answers, Iterator) else [answers]:
-        sys.stdout.write(json.dumps(answer) + "\n")  # JSON escapes every newline inside: one line per answer
-        sys.stdout.flush()
+    data = sys.stdin.buffer.read()
+    if not data:  # the parent stopped (a Ctrl-C, say) before it asked anything: nothing to do, nothing to say
+        return 0
+    answers = handler(json.loads(data))
+    try:
+        for answer in answers if isinstance(answers, Iterator) else [answers]:
+            sys.stdout.write(json.dumps(answer) + "\n")  # JSON escapes every newline inside: one line per answer
+            sys.stdout.flush()
+    except BrokenPipeError:  # the parent stopped listening; the recipe of Python's `signal` documentation
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush is silent
     return 0

@@ -4,14 +4,14 @@ from typing import NoReturn
 
 
 def _command() -> int:
-    from generator.cli import main
+    from generator.cli.main import main
 
     return main()
 
 
 def entry() -> NoReturn:
     """Run the command line as a process: Ctrl-C is ours from before the CLI's first import to the exit."""
-    from generator.exitstatus import run_process
+    from generator.cli.exitstatus import run_process
 
     run_process(_command)
 

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 from conftest import REPO
-from generator import signing
-from generator.bagit_format import digests, manifest_text
+
+from generator.bundle import signing
+from generator.bundle.bagit_format import digests, manifest_text
 
 
 def fingerprint(cert: Path) -> str:

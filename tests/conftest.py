@@ -5,13 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from generator.cli import main
+from generator.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "inputs" / "example"

@@ -18,11 +18,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from bundle_forgery import fingerprint, hostile_pdf, normalized, reseal, rewrite_tagmanifest, verify
 from conftest import EXAMPLE, REPO
-from generator import signing
-from generator.cli import main
+
+from generator.bundle import signing
+from generator.cli.main import main
 
 # --- fixtures: a genuine bundle, and one forged by someone else's key under the same name ----------------
 
@@ -307,7 +307,7 @@ def test_a_large_pdf_whose_checksum_failed_is_never_parsed(genuine: Path, keys: 
     bundle = copy_of(genuine)
     (bundle / "data/decision-note.pdf").write_bytes(hostile_pdf(1_000_000))
     # Peak memory from the process's own high-water mark (ru_maxrss would include the parent's, kept across exec).
-    probe = ("import re, sys, time\nfrom pathlib import Path\nfrom generator.cli import main\n"
+    probe = ("import re, sys, time\nfrom pathlib import Path\nfrom generator.cli.main import main\n"
              f"start = time.monotonic()\ncode = main(['verify', {str(bundle)!r}, '--trust', {str(keys[1])!r}])\n"
              "status = Path('/proc/self/status')\n"
              "peak = re.search(r'VmHWM:\\s+(\\d+)', status.read_text()).group(1) if status.exists() else '0'\n"

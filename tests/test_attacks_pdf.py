@@ -23,6 +23,7 @@ import pytest
 from asn1crypto import keys as asn1_keys
 from asn1crypto import tsp
 from asn1crypto import x509 as asn1_x509
+from conftest import EXAMPLE
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -37,15 +38,14 @@ from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko_certvalidator import ValidationContext
 from pyhanko_certvalidator.registry import SimpleCertificateStore
 
-from conftest import EXAMPLE
-from generator import signing
-from generator.bundle import build_bundle
-from generator.errors import UsageError
+from generator.bundle import signing
+from generator.bundle.build import build_bundle
+from generator.core.errors import UsageError
 from generator.render.note import PDF_NAME
 
 PDFSIG = shutil.which("pdfsig")
 needs_pdfsig = pytest.mark.skipif(PDFSIG is None, reason="poppler's pdfsig is not installed")
-NOW = dt.datetime.now(dt.timezone.utc)
+NOW = dt.datetime.now(dt.UTC)
 
 
 # --- fixtures: one genuine signed note for the whole module -------------------------------------------------
@@ -370,7 +370,7 @@ def test_build_with_tsa_adds_a_signature_timestamp(run_cli, keys: tuple[Path, Pa
     assert check.timestamp_authority == tsa_cert.subject.rfc4514_string() == "O=Test TSA,CN=Test TSA"
     assert check.timestamp is not None
     stamped = dt.datetime.fromisoformat(check.timestamp)
-    assert abs((stamped - dt.datetime.now(dt.timezone.utc)).total_seconds()) < 600
+    assert abs((stamped - dt.datetime.now(dt.UTC)).total_seconds()) < 600
     assert check.certified and check.unmodified
 
 

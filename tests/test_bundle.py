@@ -14,12 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE, REPO, set_cell
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 from pypdf import PdfReader
 
-from conftest import EXAMPLE, REPO, set_cell
-from generator import signing
+from generator.bundle import signing
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def other_keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def built(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.cli import main
+    from generator.cli.main import main
 
     out = tmp_path_factory.mktemp("bundles") / "bundle"
     assert main(["build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"]) == 0
@@ -219,8 +219,8 @@ def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path
 
 
 def test_a_copy_whose_bytes_differ_from_the_validated_ones_stops_the_build(campaign: Path) -> None:
-    from generator.bundle import InputChangedError, _input_sums
-    from generator.check import check_campaign
+    from generator.audit.check import check_campaign
+    from generator.bundle.build import InputChangedError, _input_sums
 
     result = check_campaign(campaign)
     rel = result.decision["inputs"][0]["path"]

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLE, REPO
-from generator import signing
-from generator.cli import main
+
+from generator.bundle import signing
+from generator.cli.main import main
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +31,8 @@ def test_the_manifest_matches_its_schema(genuine: Path) -> None:
 
 
 def test_bundle_id_has_one_definition() -> None:
-    from generator.bundleid import bundle_id
-    from generator.bundlelayout import PDF_NAME
+    from generator.bundle.bundleid import bundle_id
+    from generator.bundle.bundlelayout import PDF_NAME
     from generator.render import note, view
 
     assert view.bundle_id is bundle_id
@@ -41,16 +41,16 @@ def test_bundle_id_has_one_definition() -> None:
 
 def test_verify_imports_neither_the_renderer_nor_the_audit_side() -> None:
     heavy = ("jinja2", "weasyprint", "pyarrow", "numpy", "jsonschema", "pandas", "matplotlib", "generator.render",
-             "generator.bundle", "generator.check", "pyhanko")
-    proc = subprocess.run([sys.executable, "-c", "import sys, generator.cli, generator.verify; "
+             "generator.bundle.build", "generator.audit.check", "pyhanko")
+    proc = subprocess.run([sys.executable, "-c", "import sys, generator.cli.main, generator.bundle.verify; "
                            f"print([m for m in {heavy!r} if m in sys.modules])"],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
 
 
 def test_a_finding_names_a_file_with_control_characters_escaped() -> None:
-    from generator.findings import Finding, Severity
-    from generator.report import format_finding
+    from generator.audit.findings import Finding, Severity
+    from generator.audit.report import format_finding
 
     text = format_finding(Finding(code="x", severity=Severity.ERROR, file="pred\r\x1b[31m.csv", line=2,
                                   field="id\n", message="file 'a\nOK: b' is missing", rule="r", fix="f"))
@@ -60,7 +60,7 @@ def test_a_finding_names_a_file_with_control_characters_escaped() -> None:
 
 
 def test_bag_info_text_never_writes_a_line_break() -> None:
-    from generator.bagit_format import bag_info_text
+    from generator.bundle.bagit_format import bag_info_text
 
     with pytest.raises(ValueError, match="U\\+000A"):
         bag_info_text([("Source-Organization", "X\nPayload-Oxum: 1.1")])

@@ -6,18 +6,18 @@ import csv
 import hashlib
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.check import check_campaign
-from generator.findings import Severity
+from generator.audit.check import check_campaign
+from generator.audit.findings import Severity
 
 torch = pytest.importorskip("torch")
 
-from generator import campaign_run, textclf  # noqa: E402
+from generator.gpu import campaign_run, textclf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "inputs" / "corpora" / "debian-descriptions"
@@ -28,7 +28,7 @@ TINY = 24
 
 def run_times_registered_now() -> dict[str, Any]:
     """registered_at an hour ago, a UTC window from 30 minutes ago to 6 hours ahead, the deadline a day ahead."""
-    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
     local = "%Y-%m-%dT%H:%M"
     return {"registered_at": (now - timedelta(hours=1)).isoformat(),
             "window": {"start": (now - timedelta(minutes=30)).strftime(local),

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import jsonschema
-
 from conftest import read_grid, set_cell, write_grid
-from generator.check import check_campaign
-from generator.resources import load_schema
+
+from generator.audit.check import check_campaign
+from generator.core.resources import load_schema
 
 
 def rows_where(folder: Path, **match: str) -> list[int]:

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
-from generator.cli import build_parser
+
+from generator.cli.main import build_parser
 
 
 def _walk(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, REPO, CliResult
 
-from generator import signing
+from generator.bundle import signing
 
 RunCli = Callable[..., CliResult]
 
@@ -38,7 +38,7 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.cli import main
+    from generator.cli.main import main
 
     out = tmp_path_factory.mktemp("decision") / "decision.json"
     assert main(["check", str(EXAMPLE), "--out", str(out)]) in (0, 1)
@@ -203,7 +203,7 @@ def test_an_environment_fault_is_one_line_and_exit_2(run_cli: RunCli, monkeypatc
     def failing(*args: Any, **kwargs: Any) -> Any:
         raise fault
 
-    monkeypatch.setattr("generator.check.check_campaign", failing)
+    monkeypatch.setattr("generator.audit.check.check_campaign", failing)
     assert says in one_line_error(run_cli("check", str(EXAMPLE)))
 
 
@@ -214,7 +214,7 @@ def test_a_bug_is_exit_2_with_its_traceback_in_a_file(run_cli: RunCli, tmp_path:
     def buggy(*args: Any, **kwargs: Any) -> Any:
         return {}["no such key\nsecond line"]
 
-    monkeypatch.setattr("generator.check.check_campaign", buggy)
+    monkeypatch.setattr("generator.audit.check.check_campaign", buggy)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     r = run_cli("check", str(EXAMPLE), "--out", str(tmp_path / "decision.json"))
     assert r.code == 2 and r.out == "" and r.err.count("\n") == 1 and "Traceback" not in r.err
@@ -291,7 +291,7 @@ def test_the_library_refuses_a_readable_pkcs12_file(keys: tuple[Path, Path], tmp
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.serialization import pkcs12
 
-    from generator.errors import ReadableKeyError
+    from generator.core.errors import ReadableKeyError
 
     ident = signing.load_pem_identity(*keys)
     p12 = tmp_path / "id.p12"

@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 
 import jsonschema
-
 from conftest import GRID, REPO, read_grid, set_cell, write_grid
-from generator.check import check_campaign
+
+from generator.audit.check import check_campaign
+from generator.core.resources import schemas_dir
 from generator.render.note import render_html
-from generator.resources import schemas_dir
 
 H200 = REPO / "inputs" / "h200-campaign"
 

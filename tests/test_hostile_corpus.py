@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from fuzz import harness
 
 CASES = sorted(p for p in harness.CASES.iterdir() if (p / "case.json").is_file())

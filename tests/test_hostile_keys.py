@@ -10,13 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from conftest import EXAMPLE
-from generator import signing
+from generator.bundle import signing
 
 PASSPHRASE = "correct horse battery staple 7f3a"
 

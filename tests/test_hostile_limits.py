@@ -1,4 +1,4 @@
-"""The documented limits (generator/limits.py, README "Limits and hostile input"): each one, past its value,
+"""The documented limits (generator/core/limits.py, README "Limits and hostile input"): each one, past its value,
 says which limit and how to raise it; the options reach the library as a Limits value, never a global."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import GRID, read_grid, set_cell, write_grid
 from fuzz import harness
-from generator import limits as limits_mod
-from generator.errors import LimitExceededError
-from generator.limits import DEFAULT, GiB, Limits, applied, current
-from generator.readers.csvtable import read_bytes, read_table
-from generator.readers.jsondoc import parse_document
-from generator.verify import verify_bundle
+
+from generator.audit.readers.csvtable import read_bytes, read_table
+from generator.audit.readers.jsondoc import parse_document
+from generator.bundle.verify import verify_bundle
+from generator.core import limits as limits_mod
+from generator.core.errors import LimitExceededError
+from generator.core.limits import DEFAULT, GiB, Limits, applied, current
 
 
 def test_defaults_are_the_documented_ones() -> None:
@@ -89,7 +89,7 @@ def test_library_callers_pass_limits_explicitly(campaign: Path) -> None:
 @pytest.mark.parametrize("value, expected", [("4096", 4096), ("64K", 64 * 1024), ("512m", 512 * 2**20),
                                              ("2GiB", 2 * GiB), (" 3 G ", 3 * GiB)])
 def test_size_options_take_units(value: str, expected: int) -> None:
-    from generator.cli import _positive_amount
+    from generator.cli.main import _positive_amount
 
     assert _positive_amount(value) == expected
 

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import GRID, REPO, set_cell
 from fuzz import harness
 from fuzz.mutators import SECRET, plant_outside
-from generator import signing
+
+from generator.bundle import signing
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_two_builds_racing_for_one_target_one_wins_the_other_refuses(built: dict
 
 def test_a_build_target_that_appears_during_the_build_is_not_replaced(built: dict, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import bundle as bundle_mod
+    from generator.bundle import build as bundle_mod
 
     out = tmp_path / "bundle"
     real = bundle_mod._write_tag_files
@@ -234,11 +234,11 @@ def test_the_tool_writes_csv_in_one_module_only() -> None:
     """A tripwire: any new CSV writer must neutralise formulas too (the bundle's inputs are byte copies)."""
     writers = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "generator").rglob("*.py")
                      if re.search(r"csv\.(writer|DictWriter)\(", p.read_text(encoding="utf-8")))
-    assert writers in ([], ["generator/campaign_run.py"])
+    assert writers in ([], ["generator/gpu/campaign_run.py"])
 
 
 def test_campaign_run_neutralises_formulas_in_text_cells(tmp_path: Path) -> None:
-    campaign_run = pytest.importorskip("generator.campaign_run")
+    campaign_run = pytest.importorskip("generator.gpu.campaign_run")
     if not hasattr(campaign_run, "write_csv"):
         pytest.skip("campaign_run has no write_csv")
     path = tmp_path / "grid.csv"
@@ -264,8 +264,8 @@ def _ec_key_pem() -> bytes:
 @pytest.mark.parametrize("offset", [0, 900, 985, 990, 1000, 1010, 2500, "end-line-split"])
 def test_the_bundle_copier_finds_a_key_wherever_the_blocks_split_it(tmp_path: Path, offset: int | str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import copying
-    from generator.errors import SecretInInputError
+    from generator.bundle import copying
+    from generator.core.errors import SecretInInputError
 
     monkeypatch.setattr(copying, "BLOCK", 1000)  # the key (about 240 bytes) straddles a block boundary or not
     key = _ec_key_pem()
@@ -281,7 +281,7 @@ def test_the_bundle_copier_hashes_the_copy_and_lets_key_words_alone(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from generator import copying
+    from generator.bundle import copying
 
     monkeypatch.setattr(copying, "BLOCK", 1000)
     data = (b"id,label\n" + b"doc-1,the words PRIVATE KEY----- alone are no key\n" * 100)
@@ -293,8 +293,8 @@ def test_the_bundle_copier_hashes_the_copy_and_lets_key_words_alone(tmp_path: Pa
 
 
 def test_the_copy_worker_process_reports_a_key_that_appeared_after_validation(tmp_path: Path) -> None:
-    from generator.copying import Copier
-    from generator.errors import SecretInInputError
+    from generator.bundle.copying import Copier
+    from generator.core.errors import SecretInInputError
 
     (tmp_path / "ok.csv").write_bytes(b"id,label\nd1,a\n")
     (tmp_path / "late.csv").write_bytes(b"id,label\n" + _ec_key_pem())

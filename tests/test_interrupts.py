@@ -1,5 +1,5 @@
 """Ctrl-C where Python would lose it or misreport it: each case exits 130 with one line, or with the command's
-own status once that is known (generator.exitstatus.run_process)."""
+own status once that is known (generator.cli.exitstatus.run_process)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _run_module(tmp_path: Path, body: str) -> subprocess.CompletedProcess[bytes]
     """`python -m probe` (the way `python -m generator` runs) whose command is `body`, under run_process."""
     (tmp_path / "probe.py").write_text(
         "import os, signal, sys\n"
-        "from generator.exitstatus import run_process\n\n"
+        "from generator.cli.exitstatus import run_process\n\n"
         "def command():\n" + "".join(f"    {line}\n" for line in body.splitlines()) +
         "\nif __name__ == '__main__':\n    run_process(command)\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
@@ -64,7 +64,7 @@ def test_a_pending_ctrl_c_is_taken_before_the_status_is_final(tmp_path: Path) ->
 
 
 def test_in_process_main_gives_back_the_previous_handler(capsys: pytest.CaptureFixture[str]) -> None:
-    from generator.cli import main
+    from generator.cli.main import main
 
     before, hook = signal.getsignal(signal.SIGINT), sys.unraisablehook
     assert main(["cost", "--gpu", "rtx-4090", "--days", "7", "--lots", "1"]) == 0
@@ -91,7 +91,7 @@ def test_an_interrupt_in_the_import_lock_callback_is_taken_after_it(tmp_path: Pa
 
 def test_an_interrupt_that_python_wraps_into_another_error_is_still_an_interrupt(tmp_path: Path) -> None:
     # Python 3.11 turns an exception raised in __set_name__ into a RuntimeError: that read as a bug (exit 2)
-    r = _run_module(tmp_path, "from generator.exitstatus import run_command\n"
+    r = _run_module(tmp_path, "from generator.cli.exitstatus import run_command\n"
                               "def inner():\n"
                               "    class Named:\n"
                               "        def __set_name__(self, owner, name):\n"
@@ -104,7 +104,7 @@ def test_an_interrupt_that_python_wraps_into_another_error_is_still_an_interrupt
     assert (r.returncode, r.stderr) == (130, INTERRUPTED)
 
 
-@pytest.mark.parametrize("module", ["generator.render.charts", "generator.copying"])
+@pytest.mark.parametrize("module", ["generator.render.charts", "generator.bundle.copying"])
 def test_a_worker_whose_parent_stopped_before_asking_ends_without_a_word(module: str) -> None:
     # a Ctrl-C in the parent closes the worker's stdin unasked: it printed a TypeError traceback on the terminal
     r = subprocess.run([sys.executable, "-m", module], cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True,

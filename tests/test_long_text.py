@@ -105,7 +105,7 @@ def test_long_grid_notes_build_within_seconds_of_the_normal_case(tmp_path: Path)
 
 @pytest.fixture(scope="module")
 def example_decision(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from generator.cli import main
+    from generator.cli.main import main
 
     out = tmp_path_factory.mktemp("decision") / "decision.json"
     assert main(["check", str(EXAMPLE), "--out", str(out)]) == 0

@@ -13,9 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from generator import measure
-from generator.cli import main
-from generator.errors import OutputExistsError, UsageError
+from generator.cli.main import main
+from generator.core.errors import OutputExistsError, UsageError
+from generator.gpu import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "schemas" / "measurement.schema.json").read_text(encoding="utf-8"))

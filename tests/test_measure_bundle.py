@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 from conftest import REPO, read_grid, write_grid
-from generator.check import check_campaign
+
+from generator.audit.check import check_campaign
 
 H200 = REPO / "inputs" / "measurements-h200" / "h200-large-fp32.json"
 MEMORY = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from generator import names
+from generator.audit import names
 
 # Each name, as the last part of a measurement path, with whether building it used to give a bundle that
 # verify or bagit.py rejected (the others are refused for portability: `verify` refuses a control character in

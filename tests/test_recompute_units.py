@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, f1_score
 
-from generator.errors import UsageError
-from generator.recompute import cost, memory, timing
-from generator.recompute.metrics import compute_metric, quality_rule_holds
+from generator.audit.recompute import cost, memory, timing
+from generator.audit.recompute.metrics import compute_metric, quality_rule_holds
+from generator.core.errors import UsageError
 
 LABELS = ["a", "b", "c", "d"]
 
@@ -171,7 +171,7 @@ def test_id_comparison_matches_plain_set_arithmetic(data: st.DataObject) -> None
     import numpy as np
     import pyarrow as pa
 
-    from generator import idsets
+    from generator.audit import idsets
 
     expected, observed = data.draw(st.composite(_edited)())
     cmp = idsets.compare(pa.array(expected, pa.string()), pa.array(observed, pa.string()), True)

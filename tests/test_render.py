@@ -13,22 +13,30 @@ from urllib import request
 import jinja2
 import pytest
 import tinycss2
+from conftest import EXAMPLE, read_grid, set_cell, write_grid
 from PIL import Image
 from pypdf import PdfReader
 
-from conftest import EXAMPLE, read_grid, set_cell, write_grid
+from generator.core.resources import templates_dir
 from generator.render import charts, filters, note
-from generator.render.note import (HTML_NAME, PDF_NAME, UA_STYLESHEET, _fetcher, environment, render_html, render_note,
-                                   render_pdf)
+from generator.render.note import (
+    HTML_NAME,
+    PDF_NAME,
+    UA_STYLESHEET,
+    _fetcher,
+    environment,
+    render_html,
+    render_note,
+    render_pdf,
+)
 from generator.render.pending import CHART_URL, PendingChart, png_pixels
 from generator.render.view import chart_request
 from generator.render.weasy import load_weasyprint
-from generator.resources import templates_dir
 
 
 @pytest.fixture(scope="module")
 def example_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.cli import main
+    from generator.cli.main import main
 
     out = tmp_path_factory.mktemp("decision") / "decision.json"
     assert main(["check", str(EXAMPLE), "--out", str(out)]) == 0
@@ -37,7 +45,7 @@ def example_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def rendered(example_decision: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.cli import main
+    from generator.cli.main import main
 
     outdir = tmp_path_factory.mktemp("note")
     assert main(["render", str(example_decision), "-o", str(outdir), "--campaign", str(EXAMPLE)]) == 0
@@ -91,7 +99,7 @@ def test_charts_are_svg_in_the_html_and_greyscale_images_in_the_pdf(rendered: Pa
 
 
 def test_renders_are_byte_identical(example_decision: Path, tmp_path: Path, rendered: Path) -> None:
-    from generator.cli import main
+    from generator.cli.main import main
 
     assert main(["render", str(example_decision), "-o", str(tmp_path), "--campaign", str(EXAMPLE)]) == 0
     assert (tmp_path / HTML_NAME).read_bytes() == (rendered / HTML_NAME).read_bytes()
@@ -262,7 +270,7 @@ WORKERS = {
 @pytest.mark.parametrize("module", sorted(WORKERS))
 def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_decision: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.worker import JsonWorker
+    from generator.core.worker import JsonWorker
 
     (tmp_path / f"{module}.py").write_text("import json, sys\n" + WORKERS[module])
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -324,7 +332,7 @@ def test_a_chart_drawn_at_another_size_is_refused() -> None:
 
 
 def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision: Path) -> None:
-    from generator.worker import JsonWorker
+    from generator.core.worker import JsonWorker
 
     decision = json.loads(example_decision.read_text())
     with JsonWorker("generator.no_such_module") as broken:

@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import GRID, set_cell
-from generator.check import check_campaign
-from generator.findings import Finding, Severity
-from generator.recompute import cost
-from generator.validate import validate_campaign
+
+from generator.audit.check import check_campaign
+from generator.audit.findings import Finding, Severity
+from generator.audit.recompute import cost
+from generator.audit.validate import validate_campaign
 
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: shows what follows reversed
 ZWSP = "\u200b"  # ZERO WIDTH SPACE

@@ -6,7 +6,7 @@ import csv
 import json
 import shutil
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +14,10 @@ import jsonschema
 import pytest
 from conftest import REPO
 
-from generator import measure
-from generator.check import check_campaign
-from generator.findings import Finding
-from generator.recompute import runtimes
+from generator.audit.check import check_campaign
+from generator.audit.findings import Finding
+from generator.audit.recompute import runtimes
+from generator.gpu import measure
 
 H200 = REPO / "inputs" / "h200-campaign"
 SCHEMA = json.loads((REPO / "schemas" / "measurement.schema.json").read_text(encoding="utf-8"))
@@ -80,7 +80,7 @@ def admissible(decision: dict[str, Any]) -> dict[str, bool]:
 def test_committed_h200_campaign_carries_its_times_inside_its_window() -> None:
     protocol = load(H200 / "protocol.json")
     registered = datetime.fromisoformat(protocol["registered_at"])
-    start = datetime.fromisoformat(protocol["window"]["start"]).replace(tzinfo=timezone.utc)
+    start = datetime.fromisoformat(protocol["window"]["start"]).replace(tzinfo=UTC)
     for variant in protocol["experiments"][0]["variants"]:
         doc = load(H200 / variant["measurement"])
         jsonschema.Draft202012Validator(SCHEMA).validate(doc)
@@ -264,13 +264,13 @@ def test_measure_run_dates_every_phase(capsys: pytest.CaptureFixture[str], tmp_p
     torch = pytest.importorskip("torch")
     config = measure.RunConfig(device="cuda:0", batch=2, context=3, width=8, dtype="float32", warmup=1, repeats=3)
     env = measure.collect_environment("cuda:0", devices_used=1)
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     result = measure._measure(torch, config, env, _Counters(), torch.device("cpu"))
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     jsonschema.Draft202012Validator(SCHEMA).validate(result.document)
     assert len(result.phases) == 7
     assert_dated_in_order(result.phases, before, after)
-    from generator.cli import main  # noqa: PLC0415
+    from generator.cli.main import main  # noqa: PLC0415
 
     monkeypatch.setattr(measure, "run_measurement", lambda config: result)
     assert main(["measure", "run", "--device", "cuda:0", "--batch", "2", "--context", "3", "--width", "8",
@@ -307,7 +307,7 @@ FAKE_MODEL = textwrap.dedent('''
 
 def _cpu_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registration: dict[str, Any]) -> Path:
     """A 12-text campaign run on the CPU with a stand-in model, under a protocol registered as given."""
-    from generator import campaign_run  # noqa: PLC0415
+    from generator.gpu import campaign_run  # noqa: PLC0415
 
     corpora = REPO / "inputs" / "corpora" / "debian-descriptions"
     corpus = tmp_path / "corpus"
@@ -346,10 +346,10 @@ def _registered(now: datetime, start_min: int, end_min: int) -> dict[str, Any]:
 
 def test_campaign_run_dates_every_phase_and_check_proves_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch")
-    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
-    before = datetime.now(timezone.utc)
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    before = datetime.now(UTC)
     out = _cpu_campaign(tmp_path, monkeypatch, _registered(now, -60, 360))
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     for variant in ("b1", "b4", "b8"):
         doc = load(out / f"measurements/h200-batch-{variant}.json")
         jsonschema.Draft202012Validator(SCHEMA).validate(doc)
@@ -363,7 +363,7 @@ def test_campaign_run_dates_every_phase_and_check_proves_them(tmp_path: Path, mo
 def test_campaign_run_before_its_window_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The slip of issue 15: registered in advance, but run before the window opened."""
     pytest.importorskip("torch")
-    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
     out = _cpu_campaign(tmp_path, monkeypatch, _registered(now, 60, 360))
     findings, decision = time_findings(out)
     on_grid = {f.line for f in findings if f.code == "run-outside-window" and f.file == GRID}
@@ -375,13 +375,13 @@ def test_campaign_run_before_its_window_is_caught(tmp_path: Path, monkeypatch: p
 
 def test_a_cold_process_that_fails_is_dated_by_its_own_bounds(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from generator import campaign_run  # noqa: PLC0415
+    from generator.gpu import campaign_run  # noqa: PLC0415
 
     config = campaign_run.CampaignConfig(protocol=tmp_path / "missing.json", model="x:y", corpus=tmp_path,
                                          device="cpu", out=tmp_path / "camp", allow_cpu_for_tests=True)
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     phases, completed = campaign_run._cold_run(config, "e", "v", tmp_path / "cold-1.csv", tmp_path)
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     assert completed == 0 and [p["status"] for p in phases] == ["failed"] * 3
     assert {(p["started_at"], p["ended_at"]) for p in phases} == {(phases[0]["started_at"], phases[0]["ended_at"])}
     begun, ended = runtimes.parse_utc(phases[0]["started_at"]), runtimes.parse_utc(phases[0]["ended_at"])

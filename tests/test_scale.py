@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from conftest import REPO
-from generator.check import check_campaign
+
+from generator.audit.check import check_campaign
 
 sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
 from bench_build import make_campaign  # noqa: E402
@@ -78,7 +78,7 @@ def test_fast_and_reference_paths_agree_exactly(tmp_path: Path) -> None:
 def test_identical_prediction_files_are_parsed_once(tmp_path: Path, monkeypatch) -> None:
     import hashlib
 
-    import generator.check as check
+    import generator.audit.check as check
 
     root = tmp_path / "c"
     make_campaign(root, 2000)

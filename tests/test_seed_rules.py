@@ -19,8 +19,8 @@ from seed_rules import (
     Where,
 )
 
-from generator.check import CheckResult, check_campaign
-from generator.findings import Finding
+from generator.audit.check import CheckResult, check_campaign
+from generator.audit.findings import Finding
 
 
 def _copy(tmp_path: Path, setup: str) -> Path:

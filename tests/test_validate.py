@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import GRID, read_grid, set_cell, write_grid
-from generator.readers.csvtable import convert_cell
-from generator.resources import load_schema, schema_names
-from generator.schemacheck import check_schema
+
+from generator.audit.readers.csvtable import convert_cell
+from generator.audit.schemacheck import check_schema
+from generator.core.resources import load_schema, schema_names
 
 
 def first_line_for(out: str, code: str) -> str:

@@ -1,7 +1,7 @@
 """Charts as deterministic data URLs: durations per configuration, memory peaks per phase.
 
 SVG for the HTML note; a greyscale PNG of the same figure for the PDF, where WeasyPrint would spend 0.3 s
-drawing the SVG. `python -m generator.render.charts` draws them in a worker process (generator.worker), PNG
+drawing the SVG. `python -m generator.render.charts` draws them in a worker process (generator.core.worker), PNG
 first, so that importing matplotlib and drawing overlap the rest of the rendering.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import io
 import sys
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -161,6 +162,6 @@ def draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
 
 
 if __name__ == "__main__":
-    from generator.worker import serve
+    from generator.core.worker import serve
 
     sys.exit(serve(draw))

@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator.textsafety import visible as _visible
+from generator.audit.textsafety import visible as _visible
 
 GIB = 2**30
 DASH = "\u2014"

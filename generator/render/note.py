@@ -17,13 +17,13 @@ from typing import Any
 
 import jinja2
 
-from generator.errors import OutputExistsError, UsageError
+from generator.core.errors import OutputExistsError, UsageError
+from generator.core.resources import templates_dir
+from generator.core.worker import JsonWorker
 from generator.render.filters import FILTERS, shown
 from generator.render.pending import CHART_URL, PendingChart, png_pixels
 from generator.render.view import build_view, chart_request
 from generator.render.weasy import load_weasyprint
-from generator.resources import templates_dir
-from generator.worker import JsonWorker
 
 HTML_NAME = "decision-note.html"
 PDF_NAME = "decision-note.pdf"
@@ -171,8 +171,8 @@ def refuse_existing(outdir: Path, names: Iterable[str]) -> None:
 
 
 def write_new_files(outdir: Path, files: dict[str, bytes]) -> None:
-    """Write the files into outdir, all or none (see generator.safefiles); any that exists is refused."""
-    from generator import safefiles
+    """Write the files into outdir, all or none (see generator.core.safefiles); any that exists is refused."""
+    from generator.core import safefiles
 
     refuse_existing(outdir, files)
     try:
@@ -217,9 +217,9 @@ def load_decision(path: Path) -> tuple[dict[str, Any], bytes]:
 
     A bad file is a usage error naming the problem.
     """
-    from generator.readers.csvtable import decode_utf8, read_bytes
-    from generator.readers.jsondoc import parse_document
-    from generator.report import location
+    from generator.audit.readers.csvtable import decode_utf8, read_bytes
+    from generator.audit.readers.jsondoc import parse_document
+    from generator.audit.report import location
 
     if not path.exists():
         raise UsageError(f"{path} does not exist; make it with `gpu-audit check CAMPAIGN_DIR --out {path}`")
@@ -246,11 +246,11 @@ def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[
         return evidence
     import hashlib
 
-    from generator.campaign import PROTOCOL_FILE
-    from generator.errors import CampaignFindingsError
-    from generator.readers.csvtable import read_bytes
-    from generator.report import location
-    from generator.validate import load_campaign
+    from generator.audit.campaign import PROTOCOL_FILE
+    from generator.audit.readers.csvtable import read_bytes
+    from generator.audit.report import location
+    from generator.audit.validate import load_campaign
+    from generator.core.errors import CampaignFindingsError
 
     inputs = load_campaign(campaign_dir)
     raw = inputs.files["raw_results"]

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 # bundle_id: one definition, shared with `verify` (which must not import this module)
-from generator.bundleid import bundle_id
+from generator.bundle.bundleid import bundle_id
 from generator.render.filters import shorten
 
 # What the note lists at most (README, `render`): past these it says how many it left out and where they are

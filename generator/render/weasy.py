@@ -8,9 +8,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Callable, Iterator
 
 
 def load_weasyprint() -> ModuleType:

@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
                 seconds = timed(commands[name](rnd))
                 if rnd:
                     results[name].append(seconds)
+        from generator.core.worker import JsonWorker
         from generator.render.note import campaign_evidence, render_note
-        from generator.worker import JsonWorker
 
         raw = decision.read_bytes()
         loaded = json.loads(raw)

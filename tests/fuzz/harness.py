@@ -21,17 +21,17 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "inputs" / "example"
 CASES = Path(__file__).resolve().parent / "cases"
 
-from generator.cli import main  # noqa: E402
-
 from fuzz.mutators import SECRET  # noqa: E402
+from generator.cli.main import main  # noqa: E402
 
 # Seconds one command may take on the hostile inputs (on a slow, shared CI machine).
 TIME_BOUND = {"validate": 30.0, "check": 45.0, "verify": 30.0, "build": 180.0, "render": 90.0}
@@ -297,9 +297,9 @@ class ExampleBundle:
         signature, in the bundle's signing order, to reach the deeper checks."""
         import json
 
-        from generator.bagit_format import digests, manifest_text
-        from generator.bundlelayout import TAG_MANIFEST, TAG_MANIFEST_LISTS
-        from generator.signing import sign_bytes
+        from generator.bundle.bagit_format import digests, manifest_text
+        from generator.bundle.bundlelayout import TAG_MANIFEST, TAG_MANIFEST_LISTS
+        from generator.bundle.signing import sign_bytes
 
         manifest = root / "MANIFEST.json"
         if not manifest.is_file() or manifest.is_symlink():
@@ -326,8 +326,8 @@ _BUNDLE: dict[str, ExampleBundle] = {}
 def example_bundle() -> ExampleBundle:
     """Build (once per process) a signed bundle of inputs/example in a temporary folder removed at exit."""
     if "b" not in _BUNDLE:
-        from generator import signing
-        from generator.bundle import build_bundle
+        from generator.bundle import signing
+        from generator.bundle.build import build_bundle
 
         home = Path(tempfile.mkdtemp(prefix="gpu-audit-fuzz-bundle-"))
         atexit.register(shutil.rmtree, home, True)

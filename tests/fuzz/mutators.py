@@ -19,8 +19,9 @@ import os
 import random
 import struct
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 GRID = "resultats-bruts.csv"
 SECRET = "SECRET-OUTSIDE-7f3a"

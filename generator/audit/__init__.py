@@ -1,0 +1,1 @@
+"""The audit side: load a campaign folder, validate it, recompute its results, gate the decision."""

@@ -1,0 +1,82 @@
+"""The Finding record: one problem or observation about the inputs, as data."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from dataclasses import field as dataclass_field
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):  # noqa: UP042 - a StrEnum would change what str() of a member gives
+    """How much a finding matters: errors fail the audit, warnings and info do not."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding: a stable code, where it is, what was claimed or found, and what to do.
+
+    `line` is the 1-based physical line in the file where the record starts (None for whole-file
+    or JSON findings); `field` is a column name or a JSON path. `configurations` names the configurations
+    (`experiment/variant`) whose own evidence the finding concerns; `shared_input` names the shared input it
+    concerns instead (`protocol`, `expected_ids`, `reference`, `tariffs`, `grid`). `generator.audit.attribution`
+    fills both in once every finding is known; a finding that concerns neither is about a file no
+    configuration rests on.
+    """
+
+    code: str
+    severity: Severity
+    file: str
+    message: str
+    line: int | None = None
+    field: str | None = None
+    value: Any = None
+    rule: str | None = None
+    fix: str | None = None
+    claimed: Any = None
+    recomputed: Any = None
+    extra: dict[str, Any] = dataclass_field(default_factory=dict)
+    configurations: tuple[str, ...] = ()
+    shared_input: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (severity as its string value)."""
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        data["configurations"] = list(self.configurations)
+        return data
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+
+_UNSET: Any = object()
+
+
+def make_finding(code: str, severity: Severity, file: str, message: str, *, line: int | None = None,
+                 field: str | None = None, claimed: Any = None, recomputed: Any = None, value: Any = _UNSET,
+                 rule: str | None = None, fix: str | None = None, extra: dict[str, Any] | None = None,
+                 configurations: tuple[str, ...] = ()) -> Finding:
+    """The one builder of findings: `value` is the claimed value unless given, as most rules report it."""
+    return Finding(code=code, severity=severity, file=file, message=message, line=line, field=field,
+                   value=claimed if value is _UNSET else value, rule=rule, fix=fix, claimed=claimed,
+                   recomputed=recomputed, extra=dict(extra or {}), configurations=configurations)
+
+
+def sort_key(f: Finding) -> tuple[int, str, int, str, str]:
+    """Deterministic order: errors first, then by file, line, field and code."""
+    rank = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}[f.severity]
+    return (rank, f.file, f.line or 0, f.field or "", f.code)
+
+
+def count_by_severity(findings: list[Finding]) -> dict[str, int]:
+    """Counts per severity, every severity present as a key."""
+    counts = {s.value: 0 for s in Severity}
+    for f in findings:
+        counts[f.severity.value] += 1
+    return counts

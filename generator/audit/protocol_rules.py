@@ -1,0 +1,98 @@
+"""Rules on protocol.json that need more than its schema: the paths it names, its window times, its classes, its
+measurement links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.audit.campaign import DEFAULT_FILES, CampaignFolder, template_example
+from generator.audit.findings import Finding, Severity
+from generator.audit.recompute import cost
+from generator.audit.textsafety import FORMULA, FORMULA_FIX, FORMULA_RULE, formula_like, visible
+
+FILE_ROLES = {"expected_ids": "expected IDs", "reference": "reference", "raw_results": "raw results",
+              "tariffs": "tariffs"}
+PATH_RULE = "paths stay inside the campaign folder"
+_NO_WAY_OUT = "without '..', an absolute start or a link out of the folder"
+
+
+def _error(code: str, file: str, message: str, field: str, value: Any, rule: str, fix: str) -> Finding:
+    return Finding(code=code, severity=Severity.ERROR, file=file, field=field, value=value, rule=rule, fix=fix,
+                   message=message)
+
+
+def check_paths(protocol: dict[str, Any], file: str, folder: CampaignFolder, out: list[Finding]) -> None:
+    """Every path the protocol names stays in the folder; one that leaves it is one finding, at its field.
+
+    The loader then skips the file without a second finding, and the grid rows of a template that leaves the
+    folder get none: the fix is in the protocol, not in the rows.
+    """
+    def outside(field: str, what: str, value: str, fix: str) -> None:
+        out.append(_error("path-outside-campaign", file, f"{what} leaves the campaign folder", field, value,
+                          PATH_RULE, fix))
+
+    for key, role in FILE_ROLES.items():
+        rel = protocol["files"][key]
+        if folder.resolve(rel) is None:
+            outside(f"/files/{key}", f"{role} path {rel!r}", rel,
+                    f"write files.{key} relative to the campaign folder (such as {DEFAULT_FILES[key]!r}), "
+                    + _NO_WAY_OUT)
+    pattern = protocol["files"]["predictions"]
+    example = template_example(pattern)
+    if folder.resolve(example) is None:
+        outside("/files/predictions", f"the prediction file template {pattern!r} (a run's file would be {example!r})",
+                pattern, f"write files.predictions relative to the campaign folder (such as "
+                         f"{DEFAULT_FILES['predictions']!r}), " + _NO_WAY_OUT)
+    for i, exp in enumerate(protocol["experiments"]):
+        for j, variant in enumerate(exp["variants"]):
+            rel = variant.get("measurement")
+            if rel and folder.resolve(rel) is None:
+                outside(f"/experiments/{i}/variants/{j}/measurement", f"measurement path {rel!r}", rel,
+                        "name the variant's measurement JSON relative to the campaign folder (such as "
+                        f"'measurements/{exp['id']}-{variant['id']}.json'), " + _NO_WAY_OUT)
+
+
+def check_local_time(where: str, value: str, tz: str, file: str, out: list[Finding]) -> None:
+    """A window time in the spring gap or the autumn overlap of its zone: its hours would be 1 h off, silently."""
+    issue = cost.local_time_issue(value, tz)
+    if issue is None:
+        return
+    if issue.kind == "nonexistent":
+        out.append(_error("window-time-nonexistent", file,
+                          f"{value} does not exist in {tz}: the clocks jump from {issue.utc_offsets[0]} to "
+                          f"{issue.utc_offsets[1]} across it (it would be read as {issue.read_as})", where, value,
+                          f"a local time that exists in {tz}",
+                          f"write a time outside the daylight-saving gap, such as {issue.read_as}"))
+    else:
+        out.append(_error("window-time-ambiguous", file,
+                          f"{value} occurs twice in {tz} (offsets {issue.utc_offsets[0]} and {issue.utc_offsets[1]}: "
+                          f"{issue.read_as}); the window's hours would be 1 h off", where, value,
+                          f"a local time that occurs once in {tz}",
+                          "write a time outside the repeated hour, or give the window in UTC (timezone UTC)"))
+
+
+def check_classes(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
+    """A class a spreadsheet would run as a formula: one warning here, where every label cell repeats it."""
+    for i, name in enumerate(protocol["classes"]):
+        if formula_like(name):
+            out.append(Finding(code=FORMULA, severity=Severity.WARNING, file=file, field=f"/classes/{i}", value=name,
+                               rule=FORMULA_RULE, fix=FORMULA_FIX,
+                               message=f"class {visible(name)[:60]!r} starts with {name[0]!r}: a spreadsheet opening "
+                                       "a reference or prediction file would run its labels as formulas"))
+
+
+def check_measurement_links(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
+    """Where the campaign measured its variants, each variant links its measurement.
+
+    A variant without one has no memory, outcome or GPU evidence to contradict its grid rows: leaving one
+    out would let its claims stand unchecked while its neighbours' are checked.
+    """
+    variants = [(i, j, exp, v) for i, exp in enumerate(protocol["experiments"]) for j, v in enumerate(exp["variants"])]
+    if not any(v.get("measurement") for _, _, _, v in variants):
+        return
+    for i, j, exp, v in variants:
+        if not v.get("measurement"):
+            out.append(_error("measurement-not-linked", file, f"variant {exp['id']}/{v['id']} links no measurement "
+                              "JSON while the campaign's other variants do", f"/experiments/{i}/variants/{j}",
+                              None, "memory feasibility needs a measurement of the variant itself",
+                              f"add the measurement of {exp['id']}/{v['id']} and name it in its `measurement` field"))

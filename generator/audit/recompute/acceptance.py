@@ -1,0 +1,215 @@
+"""Acceptance per run attempt: ID sets, format, the quality metric and rule, and the claimed cells."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.audit import idsets
+from generator.audit.findings import Finding, Severity
+from generator.audit.readers.grid import row_outcome
+from generator.audit.readers.predictions import LabelFile
+from generator.audit.recompute.metrics import compute_metric, metric_from_codes, quality_rule_holds
+
+FIRST_FEW = 5
+# Claimed quality values are usually rounded; a claim within this distance agrees.
+QUALITY_TOLERANCE = 5e-4
+
+
+@dataclass
+class Acceptance:
+    """What the evidence says about one run attempt."""
+
+    expected_ids: int
+    observed_ids: int
+    rows: int
+    duplicates: int = 0
+    missing: int = 0
+    extra: int = 0
+    first_duplicates: list[str] = field(default_factory=list)
+    first_missing: list[str] = field(default_factory=list)
+    first_extra: list[str] = field(default_factory=list)
+    ids_match: bool = False
+    format_valid: bool = False
+    quality_metric: str = "macro_f1"
+    quality_value: float | None = None
+    degradation: float | None = None
+    quality_ok: bool = False
+    corpus_accepted: bool = False
+    prediction_file: str | None = None
+    file_present: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The expected IDs and their reference labels as class codes, prepared once per campaign."""
+
+    expected: Any  # pyarrow string array, in the registered order
+    codes: Any  # numpy int array of reference class indices, aligned with `expected`
+    classes: tuple[str, ...]
+    distinct: bool  # the expected IDs hold no duplicate
+
+
+def prepare_truth(expected_ids: Any, expected_distinct: bool, reference_ids: Any, reference_labels: Any,
+                  classes: Sequence[str]) -> Truth:
+    """Align the reference to the expected order once (the reference is validated separately)."""
+    expected = idsets.as_array(expected_ids)
+    ref_ids, ref_labels = idsets.as_array(reference_ids), idsets.as_array(reference_labels)
+    comparison = idsets.compare(expected, ref_ids, expected_distinct)
+    aligned = idsets.in_expected_order(idsets.codes(ref_labels, classes), comparison)
+    return Truth(expected=expected, codes=aligned, classes=tuple(classes), distinct=expected_distinct)
+
+
+def _rule(acc: Acceptance, protocol: dict[str, Any]) -> None:
+    q = protocol["quality"]
+    if acc.quality_value is not None:
+        acc.quality_ok, acc.degradation = quality_rule_holds(acc.quality_value, q["threshold"], q["tolerance"],
+                                                             q["direction"], q["reference"]["value"])
+    acc.corpus_accepted = acc.ids_match and acc.format_valid and acc.quality_ok
+
+
+def assess_run(truth: Truth, labels: LabelFile | None, protocol: dict[str, Any]) -> Acceptance:
+    """Recompute acceptance of one attempt from its prediction file (None when absent), column-wise."""
+    metric = protocol["quality"]["metric"]
+    n = len(truth.expected)
+    if labels is None:
+        return Acceptance(expected_ids=n, observed_ids=0, rows=0, missing=n,
+                          first_missing=truth.expected.slice(0, FIRST_FEW).to_pylist(), quality_metric=metric)
+    observed = idsets.as_array(labels.ids)
+    cmp = idsets.compare(truth.expected, observed, truth.distinct)
+    acc = Acceptance(expected_ids=n, observed_ids=cmp.observed_distinct, rows=len(observed),
+                     duplicates=cmp.duplicates, missing=cmp.missing, extra=cmp.extra,
+                     first_duplicates=cmp.first_duplicates, first_missing=cmp.first_missing,
+                     first_extra=cmp.first_extra, ids_match=cmp.match, format_valid=labels.format_valid,
+                     quality_metric=metric, prediction_file=labels.file, file_present=True)
+    if acc.ids_match and acc.format_valid and n:
+        file_codes = (labels.label_codes if labels.label_codes is not None and labels.label_classes == truth.classes
+                      else idsets.codes(labels.labels, truth.classes))
+        pred = idsets.in_expected_order(file_codes, cmp)
+        acc.quality_value = metric_from_codes(metric, truth.codes, pred, len(truth.classes))
+    _rule(acc, protocol)
+    return acc
+
+
+def assess_run_reference(expected: list[str], reference: dict[str, str], labels: LabelFile | None,
+                         protocol: dict[str, Any]) -> Acceptance:
+    """The straightforward recomputation (Python sets and strings), kept to check the column-wise one."""
+    metric = protocol["quality"]["metric"]
+    if labels is None:
+        return Acceptance(expected_ids=len(expected), observed_ids=0, rows=0, missing=len(expected),
+                          first_missing=expected[:FIRST_FEW], quality_metric=metric)
+    ids = list(labels.ids.to_pylist() if hasattr(labels.ids, "to_pylist") else labels.ids)
+    counts = Counter(ids)
+    expected_set = set(expected)
+    dups = [i for i, k in counts.items() if k > 1]
+    missing = [i for i in expected if i not in counts]
+    extra = [i for i in counts if i not in expected_set]
+    acc = Acceptance(
+        expected_ids=len(expected), observed_ids=len(counts), rows=len(ids),
+        duplicates=sum(counts[i] - 1 for i in dups), missing=len(missing), extra=len(extra),
+        first_duplicates=dups[:FIRST_FEW], first_missing=missing[:FIRST_FEW], first_extra=extra[:FIRST_FEW],
+        format_valid=labels.format_valid, quality_metric=metric, prediction_file=labels.file, file_present=True,
+    )
+    acc.ids_match = not dups and not missing and not extra
+    if acc.ids_match and acc.format_valid and expected:
+        values = labels.labels.to_pylist() if hasattr(labels.labels, "to_pylist") else labels.labels
+        by_id = dict(zip(ids, values))
+        acc.quality_value = compute_metric(metric, [reference[i] for i in expected], [by_id[i] for i in expected])
+    _rule(acc, protocol)
+    return acc
+
+
+def _mismatch(grid_file: str, line: int, column: str, claimed: Any, recomputed: Any, message: str,
+              fix: str, code: str | None = None) -> Finding:
+    return Finding(code=code or f"{column.replace('_', '-')}-mismatch", severity=Severity.ERROR, file=grid_file,
+                   line=line, field=column, value=claimed, claimed=claimed, recomputed=recomputed,
+                   rule="claimed cells must agree with the recomputation from the evidence", fix=fix, message=message)
+
+
+def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: dict[str, Any],
+                   grid_file: str) -> list[Finding]:
+    """Compare the row's claimed acceptance cells with the recomputation."""
+    out: list[Finding] = []
+    q = protocol["quality"]
+    registered = {"quality_metric": q["metric"], "quality_threshold": q["threshold"], "quality_tolerance": q["tolerance"]}
+    for column, value in registered.items():
+        claimed = row.get(column)
+        if claimed is not None and claimed != value:
+            out.append(_mismatch(grid_file, line, column, claimed, value,
+                                 f"{column} {claimed!r} differs from the pre-registered {value!r}",
+                                 "report the registered rule; a rule changed after the fact needs a new protocol "
+                                 "and a new independent evaluation", code="rule-not-registered"))
+    recomputed = {
+        "expected_ids": acc.expected_ids,
+        "observed_ids": acc.observed_ids,
+        "ids_match": acc.ids_match,
+        "format_valid": acc.format_valid,
+        "corpus_accepted": acc.corpus_accepted,
+    }
+    failed = row_outcome(row.get("notes")).failed
+    for column, value in recomputed.items():
+        claimed = row.get(column)
+        if claimed is None or (failed and column == "corpus_accepted" and claimed is True):
+            continue  # a failed run claimed accepted is failed-run-accepted (failed_run_findings), said once
+        if claimed != value:
+            detail = ""
+            if column == "ids_match" and value is False:
+                detail = (f" ({acc.duplicates} duplicates, {acc.missing} missing, {acc.extra} extra IDs; "
+                          "equal row counts prove nothing: the sets were compared)")
+            out.append(_mismatch(grid_file, line, column, claimed, value,
+                                 f"{column} claims {claimed!r}, the evidence gives {value!r}{detail}",
+                                 f"write {str(value).lower() if isinstance(value, bool) else value}, as recomputed"))
+    claimed_q = row.get("quality_value")
+    if claimed_q is not None and acc.quality_value is None:
+        out.append(_mismatch(grid_file, line, "quality_value", claimed_q, None,
+                             "quality_value is claimed but cannot be computed: the ID set or the format is not valid",
+                             "leave quality_value empty for a run whose predictions are incomplete or invalid"))
+    elif claimed_q is not None and acc.quality_value is not None and abs(claimed_q - acc.quality_value) > QUALITY_TOLERANCE:
+        out.append(_mismatch(grid_file, line, "quality_value", claimed_q, round(acc.quality_value, 6),
+                             f"quality_value claims {claimed_q}, the predictions give {acc.quality_value:.6f}",
+                             "recompute the metric from the prediction file against the reference"))
+    return out
+
+
+def failed_run_findings(row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+    """A failed run is never an accepted corpus, whatever its file holds (a partial file, a copied one)."""
+    outcome = row_outcome(row.get("notes"))
+    if not outcome.failed or row.get("corpus_accepted") is not True:
+        return []
+    return [Finding(code="failed-run-accepted", severity=Severity.ERROR, file=grid_file, line=line,
+                    field="corpus_accepted", value=True, claimed=True, recomputed=False,
+                    rule="a failed run is kept as a failure observation, never an accepted result",
+                    fix="write corpus_accepted false for a run whose notes say outcome=" + outcome.status,
+                    message=f"a run declared outcome={outcome.status} claims corpus_accepted true: an interrupted "
+                            "or failed run is never an accepted corpus")]
+
+
+def completed_findings(row: dict[str, Any], line: int, acc: Acceptance, grid_file: str) -> list[Finding]:
+    """completed=N of a failed run against the distinct IDs of its partial file and the claimed observed_ids."""
+    outcome = row_outcome(row.get("notes"))
+    if not outcome.failed or outcome.completed is None:
+        return []
+    out: list[Finding] = []
+    n = outcome.completed
+
+    def finding(recomputed: int, message: str, fix: str) -> Finding:
+        return Finding(code="completed-count-mismatch", severity=Severity.ERROR, file=grid_file, line=line,
+                       field="notes", value=n, claimed=n, recomputed=recomputed,
+                       rule="completed=N counts the items a failed run processed, kept in its partial file",
+                       fix=fix, message=message)
+
+    # Without a file the count cannot be recomputed; a missing file with completed > 0 is its own finding.
+    if acc.file_present and acc.observed_ids != n:
+        out.append(finding(acc.observed_ids, f"notes say completed={n}, the partial prediction file "
+                           f"{acc.prediction_file} holds {acc.observed_ids} distinct IDs",
+                           f"write completed={acc.observed_ids}, or keep the items the run did process in its file"))
+    claimed = row.get("observed_ids")
+    if isinstance(claimed, int) and claimed != n:
+        out.append(finding(claimed, f"notes say completed={n}, observed_ids claims {claimed}",
+                           "make completed=N and observed_ids both the distinct IDs of the partial file"))
+    return out

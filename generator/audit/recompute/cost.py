@@ -1,0 +1,175 @@
+"""Package cost in exact integer cents, the campaign window in its time zone, and cost per accepted result."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from generator.core.errors import UsageError
+
+PACKAGE_DAYS = (3, 7, 30)
+
+
+@dataclass(frozen=True)
+class Tariff:
+    """One catalogue price: a lot of `gpus_per_lot` GPUs for `duration_days`, in integer cents."""
+
+    gpu: str
+    model_name: str
+    duration_days: int
+    price_per_lot_usd_minor: int
+    gpus_per_lot: int
+    snapshot_date: str
+    price_status: str
+
+
+def tariffs_from_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, int], Tariff]:
+    """Index complete tariff rows by (gpu, duration_days); the first of duplicates wins (they are findings)."""
+    out: dict[tuple[str, int], Tariff] = {}
+    for r in rows:
+        try:
+            t = Tariff(**{k: r[k] for k in Tariff.__dataclass_fields__})
+        except (KeyError, TypeError):
+            continue
+        if None in (t.gpu, t.duration_days, t.price_per_lot_usd_minor, t.gpus_per_lot):
+            continue
+        out.setdefault((t.gpu, t.duration_days), t)
+    return out
+
+
+def package_total(tariff: Tariff, lots: int) -> int:
+    """Price per lot x lots. The lot price already covers every GPU of the lot: never multiply by GPUs again."""
+    return tariff.price_per_lot_usd_minor * lots
+
+
+def usd(cents: int | Decimal) -> str:
+    """Cents as a USD amount with two decimals, exact at any size: 207100 -> "2071.00"."""
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(str(cents)) + 4)
+        value = (Decimal(cents) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+        return f"{value:.2f}"
+
+
+def per_result(total_usd_minor: int, accepted_results: int | None) -> dict[str, Any]:
+    """Cost per accepted result; undefined (with the reason) without a positive count of accepted results."""
+    if accepted_results is None:
+        return {"usd_minor": None, "undefined_reason": "no count of accepted results was given: only the package cost"}
+    if accepted_results <= 0:
+        return {"usd_minor": None, "undefined_reason": "no corpus was accepted: the cost per result is undefined, "
+                                                      "the committed package remains"}
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(str(total_usd_minor)) + 4)  # exact whatever the size of the total
+        exact = Decimal(total_usd_minor) / Decimal(accepted_results)
+        return {"usd_minor": str(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), "undefined_reason": None}
+
+
+def parse_local(text: str, tz: str) -> datetime:
+    """A local wall-clock time in an IANA zone, as an aware datetime."""
+    try:
+        zone = ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"{tz!r} is not an IANA time zone; use a name such as Europe/Paris or UTC") from None
+    try:
+        naive = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a local date-time; write YYYY-MM-DDTHH:MM") from None
+    if naive.tzinfo is not None:
+        raise UsageError(f"{text!r} carries an offset; give local wall-clock time and the time zone separately")
+    return naive.replace(tzinfo=zone)
+
+
+@dataclass(frozen=True)
+class LocalTimeIssue:
+    """A local time that the zone's clocks skip (`nonexistent`) or show twice (`ambiguous`)."""
+
+    kind: str
+    utc_offsets: tuple[str, str]  # the offsets the two readings (fold 0 and fold 1) would give
+    read_as: str  # nonexistent: the wall time the instant of fold 0 really shows; ambiguous: the UTC instants
+
+
+def local_time_issue(text: str, tz: str) -> LocalTimeIssue | None:
+    """Whether a local wall-clock time falls in a daylight-saving gap or overlap of its IANA zone.
+
+    Python places such a time silently (PEP 495: fold 0 takes the offset before the change), which made a
+    window across the spring gap 1 h shorter and one in the autumn overlap 1 h longer than meant. A time is
+    nonexistent when it does not come back from UTC unchanged, ambiguous when fold 0 and fold 1 give
+    different offsets. Unparseable input is None here: parse_local names it.
+    """
+    try:
+        naive = parse_local(text, tz).replace(tzinfo=None)
+        zone = ZoneInfo(tz)
+        first, second = naive.replace(tzinfo=zone, fold=0), naive.replace(tzinfo=zone, fold=1)
+        if first.utcoffset() == second.utcoffset():
+            return None
+        offsets = (_offset(first), _offset(second))
+        back = first.astimezone(UTC).astimezone(zone)
+        if back.replace(tzinfo=None) != naive:
+            return LocalTimeIssue("nonexistent", offsets, back.replace(tzinfo=None).isoformat(timespec="minutes"))
+        instants = [d.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ") for d in (first, second)]
+        return LocalTimeIssue("ambiguous", offsets, " or ".join(instants))
+    except (UsageError, OverflowError, ValueError):
+        return None
+
+
+def _offset(moment: datetime) -> str:
+    delta = moment.utcoffset()
+    minutes = int(delta.total_seconds() // 60) if delta is not None else 0
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def window_hours(start: str, end: str, tz: str, *, strict: bool = False) -> Decimal:
+    """Hours between two local times in the zone, counted on the real timeline (DST changes included).
+
+    `strict` refuses a time the zone skips or shows twice (the `cost` command); `check` reports those as
+    findings (generator.audit.protocol_rules) and still places them, fold 0, so that the rest can be checked.
+    """
+    a, b = parse_local(start, tz), parse_local(end, tz)
+    for text in (start, end) if strict else ():
+        issue = local_time_issue(text, tz)
+        if issue is not None and issue.kind == "nonexistent":
+            raise UsageError(f"{text} does not exist in {tz} (the clocks jump from {issue.utc_offsets[0]} to "
+                             f"{issue.utc_offsets[1]}); give a time outside the gap, such as {issue.read_as}")
+        if issue is not None:
+            raise UsageError(f"{text} occurs twice in {tz} ({issue.read_as}); give a time outside the repeated "
+                             "hour, or the window in UTC with --timezone UTC")
+    try:
+        seconds = (b.astimezone(UTC) - a.astimezone(UTC)).total_seconds()
+    except OverflowError:
+        raise UsageError(f"{start} or {end} lies outside the range of dates that can be placed in {tz}") from None
+    return Decimal(int(seconds)) / 3600
+
+
+def covering_packages(hours: Decimal) -> dict[str, Any]:
+    """Which of the 3-, 7- and 30-day packages cover the window; beyond 30 days, the explicit extra periods."""
+    packages = [{"days": d, "hours": d * 24, "covers": hours <= d * 24} for d in PACKAGE_DAYS]
+    smallest = next((p["days"] for p in packages if p["covers"]), None)
+    extra = None
+    if smallest is None:
+        periods = math.ceil(hours / 720)
+        extra = periods - 1
+    shown = hours.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    text = f"{shown:f}".rstrip("0").rstrip(".") if "." in f"{shown:f}" else f"{shown:f}"
+    return {"hours": text,
+            "packages": packages, "smallest_covering_days": smallest, "extra_30_day_periods": extra}
+
+
+def quote(tariff: Tariff, lots: int, accepted_results: int | None) -> dict[str, Any]:
+    """The `cost` command's result: the package total, GPUs covered and, if given a count, cost per result."""
+    if lots < 1:
+        raise UsageError("--lots must be a positive whole number")
+    if accepted_results is not None and accepted_results < 1:
+        raise UsageError("--accepted-results must be a positive whole number of distinct accepted results; "
+                         "0 is refused (the cost per result would be undefined): leave the option out instead")
+    total = package_total(tariff, lots)
+    return {
+        "gpu": tariff.gpu, "model_name": tariff.model_name, "duration_days": tariff.duration_days, "lots": lots,
+        "gpus_per_lot": tariff.gpus_per_lot, "gpus": tariff.gpus_per_lot * lots,
+        "price_per_lot_usd_minor": tariff.price_per_lot_usd_minor, "total_usd_minor": total,
+        "price_status": tariff.price_status, "snapshot_date": tariff.snapshot_date,
+        "accepted_results": accepted_results, "per_result": per_result(total, accepted_results),
+    }

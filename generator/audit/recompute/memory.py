@@ -1,0 +1,163 @@
+"""Memory evidence: baselines and absolute peaks kept apart; allocated is part of reserved; CSV agrees with JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.audit.findings import Finding, Severity
+from generator.audit.readers.grid import row_outcome
+
+PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"), ("final_allocated_bytes", "final_reserved_bytes"),
+         ("peak_allocated_bytes", "peak_reserved_bytes"))
+PEAKS = (("baseline_allocated_bytes", "peak_allocated_bytes"), ("baseline_reserved_bytes", "peak_reserved_bytes"))
+ROW_COLUMNS = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")
+PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup")
+
+
+def _f(code: str, file: str, line: int | None, field: str | None, message: str, fix: str, rule: str, *,
+       claimed: Any = None, recomputed: Any = None) -> Finding:
+    return Finding(code=code, severity=Severity.ERROR, file=file, line=line, field=field, value=claimed,
+                   claimed=claimed, recomputed=recomputed, rule=rule, fix=fix, message=message)
+
+
+def invariant_findings(record: dict[str, Any], file: str, line: int | None, where: str) -> list[Finding]:
+    """peak >= baseline and allocated <= reserved, for one phase row or one grid row."""
+    out: list[Finding] = []
+    for alloc, res in PAIRS:
+        a, r = record.get(alloc), record.get(res)
+        if a is not None and r is not None and a > r:
+            out.append(_f("allocated-exceeds-reserved", file, line, f"{where}{alloc}",
+                          f"{alloc} {a} exceeds {res} {r}: allocated is part of reserved",
+                          "report the allocator's counters as read; never add allocated to reserved",
+                          "allocated <= reserved", claimed=a, recomputed=r))
+    for base, peak in PEAKS:
+        b, p = record.get(base), record.get(peak)
+        if b is not None and p is not None and p < b:
+            out.append(_f("peak-below-baseline", file, line, f"{where}{peak}",
+                          f"{peak} {p} is below {base} {b}: an absolute peak cannot be lower than the baseline",
+                          "record the absolute peak after resetting the peak statistics", "peak >= baseline",
+                          claimed=p, recomputed=b))
+    return out
+
+
+def check_measurement(doc: dict[str, Any], file: str) -> list[Finding]:
+    """Invariants of one measurement JSON: phases in order, warm rows as declared, memory rules."""
+    out: list[Finding] = []
+    phases = doc["phases"]
+    names = [p["phase"] for p in phases]
+    head = [n for n in names if n != "warm_forward"]
+    failed_at = next((i for i, p in enumerate(phases) if p["status"] == "failed"), None)
+    if failed_at is None and tuple(head) != PHASE_ORDER:
+        out.append(_f("phase-order", file, None, "/phases", f"phases are {head}, expected {list(PHASE_ORDER)} "
+                      "then one warm_forward per repeat", "write the phases in the Lab's order",
+                      "model_load, inputs, cold_forward, warmup, warm_forward x repeats", claimed=head))
+    repeats = doc["configuration"]["repeats"]
+    warm = [p.get("repeat") for p in phases if p["phase"] == "warm_forward"]
+    if failed_at is None and warm != list(range(1, repeats + 1)):
+        out.append(_f("warm-rows-mismatch", file, None, "/phases",
+                      f"{len(warm)} warm_forward rows (repeats {warm}) where configuration.repeats is {repeats}",
+                      "write one warm_forward row per declared repeat, numbered 1..repeats",
+                      "one warm_forward row per repeat", claimed=len(warm), recomputed=repeats))
+    elif failed_at is not None:
+        out.extend(_warm_rows_after_failure(phases, failed_at, warm, repeats, file))
+    for i, phase in enumerate(phases):
+        out.extend(invariant_findings(phase, file, None, f"/phases/{i}/"))
+    return out
+
+
+def _warm_rows_after_failure(phases: list[dict[str, Any]], failed_at: int, warm: list[Any], repeats: int,
+                             file: str) -> list[Finding]:
+    """A failure ends the record early, never makes it patchy: every repeat attempted up to it keeps its row.
+
+    `measure run` stops after the failed phase; a campaign may go on with the next repeats. Either way the
+    warm rows are numbered 1, 2, 3 ... without a gap or a repeat, never beyond the declared repeats, and a
+    failed warm_forward r comes after the rows of repeats 1..r-1 (so a slow or failed repeat cannot vanish).
+    """
+    failed = phases[failed_at]
+    reached = failed.get("repeat") if failed["phase"] == "warm_forward" else 0
+    if warm == list(range(1, len(warm) + 1)) and len(warm) <= repeats and len(warm) >= (reached or 0):
+        return []
+    expected = f"1..{reached}" if reached else "none required"
+    return [_f("warm-rows-mismatch", file, None, "/phases",
+               f"warm_forward rows are repeats {warm} where phase {failed_at} ({failed['phase']}"
+               f"{f' repeat {reached}' if reached else ''}) failed: every repeat attempted up to the failure needs "
+               f"its row ({expected}), numbered without gaps up to configuration.repeats {repeats}",
+               "keep one warm_forward row per attempted repeat, the failed one included; never drop or renumber a "
+               "repeat", "one warm_forward row per attempted repeat, up to the failure", claimed=warm,
+               recomputed=list(range(1, max(reached or 0, len(warm)) + 1))[:repeats])]
+
+
+def phase_for_row(doc: dict[str, Any], phase: str, run_index: int) -> dict[str, Any] | None:
+    """The measurement phase describing a grid row: cold_forward for cold run 1, warm_forward repeat r for warm r."""
+    for p in doc["phases"]:
+        if phase == "cold" and run_index == 1 and p["phase"] == "cold_forward":
+            return p
+        if phase == "warm" and p["phase"] == "warm_forward" and p.get("repeat") == run_index:
+            return p
+    return None
+
+
+def agreement_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict[str, Any], doc_file: str) -> list[Finding]:
+    """A grid row and the measurement phase describing the same run must report the same figures."""
+    out: list[Finding] = []
+    for column in ROW_COLUMNS:
+        claimed, measured = row.get(column), phase.get(column)
+        if claimed == 0 and measured is None and column in phase:
+            # null in the measurement is "not measured"; a 0 in the grid would turn it into a real zero.
+            out.append(_f("zero-not-measured", grid_file, line, column,
+                          f"{column} is 0 where {doc_file} says not measured (null): an empty cell means not "
+                          "recorded, 0 means a real zero", "leave the cell empty and say in notes why it was not "
+                          "measured", "an empty cell is never written as 0", claimed=0, recomputed=None))
+            continue
+        if claimed is None or measured is None or claimed == measured:
+            continue
+        hint = ""
+        kind = column.split("_")[0]
+        alloc, res = phase.get(f"{kind}_allocated_bytes"), phase.get(f"{kind}_reserved_bytes")
+        if alloc is not None and res is not None and claimed == alloc + res:
+            hint = " (allocated was added to reserved: allocated is part of reserved, never add them)"
+        if column.startswith("peak") and phase.get("peak_reserved_bytes") is not None and \
+                phase.get("peak_allocated_bytes") is not None and \
+                claimed == phase["peak_reserved_bytes"] - phase["peak_allocated_bytes"]:
+            hint = " (the two peaks were subtracted: they may occur at different moments, never subtract them)"
+        out.append(_f("memory-disagrees", grid_file, line, column,
+                      f"{column} {claimed} disagrees with {doc_file} ({measured}){hint}",
+                      "copy the counters from the measurement file unchanged", f"same run as {doc_file}",
+                      claimed=claimed, recomputed=measured))
+    return out
+
+
+def _out_of_memory(error: str | None) -> bool:
+    text = (error or "").lower()
+    return "out of memory" in text or "outofmemory" in text
+
+
+def outcome_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict[str, Any],
+                     doc_file: str) -> list[Finding]:
+    """The grid row and the measurement phase of the same run must tell the same outcome.
+
+    A completed slow run relabelled `outcome=aborted` drops out of the median, and an out-of-memory failure
+    relabelled `outcome=failed` makes a batch look memory-feasible: the measurement file is the evidence.
+    """
+    outcome = row_outcome(row.get("notes"))
+    status, error = phase.get("status"), phase.get("error")
+    rule = f"the grid row and {doc_file} describe the same run"
+    if status == "ok" and outcome.failed:
+        return [_f("outcome-disagrees-measurement", grid_file, line, "notes",
+                   f"the row says outcome={outcome.status}, {doc_file} recorded this run as completed "
+                   f"({phase.get('phase')}, {phase.get('elapsed_seconds')} s)",
+                   "report the run as it happened: a completed run keeps its row, its duration and its outcome; a "
+                   "slow run is explained in notes, never declared failed", rule,
+                   claimed=outcome.status, recomputed="ok")]
+    if status == "failed" and not outcome.failed:
+        return [_f("outcome-disagrees-measurement", grid_file, line, "notes",
+                   f"the row is a completed run (no outcome= in notes), {doc_file} recorded this run as failed "
+                   f"({error})", "write outcome=oom|failed|aborted and completed=N in notes and leave "
+                   "elapsed_seconds empty: a failure stays a failure observation", rule,
+                   claimed="ok", recomputed="failed")]
+    if status == "failed" and _out_of_memory(error) and outcome.status != "oom":
+        return [_f("outcome-disagrees-measurement", grid_file, line, "notes",
+                   f"the row says outcome={outcome.status}, {doc_file} recorded this run out of memory ({error})",
+                   "write outcome=oom: an out-of-memory failure is what makes a configuration not memory-feasible",
+                   rule, claimed=outcome.status, recomputed="oom")]
+    return []

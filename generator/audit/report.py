@@ -1,0 +1,170 @@
+"""Plain-text and JSON presentation of findings: every finding message is made here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from generator.audit.findings import Finding, count_by_severity
+from generator.audit.textsafety import terminal_safe
+from generator.core.termtext import escape_terminal
+
+
+def location(f: Finding) -> str:
+    """`file:line: field` as far as known; the names escaped (a name is one line: a CR in it is shown, not applied)."""
+    where = escape_terminal(f.file)
+    if f.line is not None:
+        where += f":{f.line}"
+    if f.field:
+        where += f": {escape_terminal(f.field)}"
+    return where
+
+
+def format_finding(f: Finding) -> str:
+    """One finding as two to four lines: where, what, the rule and the fix."""
+    lines = [f"{location(f)}: {escape_terminal(f.message)} [{f.severity.value} {f.code}]"]  # one line, whatever it quotes
+    if f.claimed is not None or f.recomputed is not None:
+        lines.append(f"  claimed: {f.claimed!r}; recomputed: {f.recomputed!r}")
+    if f.rule:
+        lines.append(f"  rule: {f.rule}")
+    if f.fix:
+        lines.append(f"  fix: {f.fix}")
+    # Input text reaches the terminal here: a bidirectional control or an escape sequence in a cell would
+    # rewrite what the reader sees, so they are shown as <U+202E> instead.
+    return terminal_safe("\n".join(lines))
+
+
+def summary(findings: Sequence[Finding]) -> str:
+    """`N errors, N warnings, N info`."""
+    c = count_by_severity(list(findings))
+    return f"{c['error']} errors, {c['warning']} warnings, {c['info']} info"
+
+
+def format_findings(findings: Sequence[Finding], *, subject: str, max_findings: int) -> str:
+    """All findings up to the cap, then the count of the rest and a summary line."""
+    shown = list(findings[:max_findings])
+    parts = [format_finding(f) for f in shown]
+    rest = len(findings) - len(shown)
+    if rest > 0:
+        parts.append(f"... and {rest} more findings not listed (raise --max-findings to list them)")
+    parts.append(f"{escape_terminal(subject)}: {summary(findings)}")
+    return "\n".join(parts)
+
+
+def findings_payload(findings: Sequence[Finding], max_findings: int) -> dict[str, Any]:
+    """The JSON form: counts over all findings, the first `max_findings` listed."""
+    return {
+        "counts": count_by_severity(list(findings)),
+        "total": len(findings),
+        "listed": min(len(findings), max_findings),
+        "findings": [f.to_dict() for f in findings[:max_findings]],
+    }
+
+
+def json_safe(text: str) -> str:
+    """JSON text whose invisible and control characters are \\u escapes: the same data once parsed, but a
+    terminal showing it applies none of them (json.dumps leaves U+202E, DEL and the C1 controls raw)."""
+    return terminal_safe(text, "\\u{:04x}")
+
+
+def findings_to_json(findings: Sequence[Finding], max_findings: int) -> str:
+    """Findings as indented, key-sorted JSON."""
+    return json_safe(json.dumps(findings_payload(findings, max_findings), indent=2, sort_keys=True,
+                                ensure_ascii=False, default=str))
+
+
+def _usd(cents: Any) -> str:
+    from generator.audit.recompute.cost import usd
+
+    return "undefined" if cents is None else f"{usd(int(cents))} USD"
+
+
+def _seconds(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f} s"
+
+
+def format_decision(decision: dict[str, Any]) -> str:
+    """The decision as the terminal shows it: answer first, then one line per configuration."""
+    d = decision["decision"]
+    lines = []
+    campaign = decision.get("campaign") or {}
+    if campaign.get("synthetic_data"):
+        lines.append("SYNTHETIC DATA: this campaign's figures were generated, not measured.")
+    if campaign:
+        lines.append(f"Question: {campaign['question']}")
+    by_id = {c["id"]: c for c in decision["configurations"]}
+    if d["answer"]:
+        chosen = by_id[d["answer"]]
+        per = chosen["cost_per_accepted_result"]
+        lines.append(f"Answer: {d['answer']} ({d['reason']})")
+        lines.append(f"Committed budget: {_usd(chosen['committed_budget_usd_minor'])}; cost per accepted result: "
+                     + (f"{_usd_decimal(per['usd_minor'])}" if per["usd_minor"] is not None
+                        else f"undefined ({per['undefined_reason']})"))
+    else:
+        lines.append(f"Answer: none ({d['reason']})")
+        if d.get("fix"):
+            lines.append(f"  to get an answer: {d['fix']}")
+    if d.get("time_ordering"):
+        lines.append("Order by median warm time (not the answer): "
+                     + ", ".join(f"{e['configuration']} {_seconds(e['warm_median_seconds'])}" for e in d["time_ordering"]))
+    if d["series_decides"] is not None:
+        lines.append(f"Series decides: {'yes' if d['series_decides'] else 'no'}")
+    for note in d["uncertainty"]:
+        lines.append(f"  uncertainty: {note}")
+    w = decision.get("window")
+    if w:
+        covering = (f"smallest covering package: {w['smallest_covering_days']} days" if w["smallest_covering_days"]
+                    else f"longer than 30 days: {w['extra_30_day_periods']} extra 30-day period(s)")
+        lines.append(f"Window: {w['start']} to {w['end']} {w['timezone']} = {w['hours']} h; {covering}; "
+                     f"deadline {w['deadline']} ({'met' if w['ends_before_deadline'] else 'NOT met'})")
+    if decision["configurations"]:
+        lines.append("Configurations:")
+    for c in decision["configurations"]:
+        t = c["timing"]["warm"]
+        verdict = "admissible" if c["admissible"] else "not admissible: " + "; ".join(c["reasons"])
+        lines.append(f"  {c['id']}: warm {t['successes']} ok / {t['failures']} failed, median {_seconds(t['median'])} "
+                     f"(min {_seconds(t['min'])}, max {_seconds(t['max'])}); budget "
+                     f"{_usd(c['committed_budget_usd_minor'])}; {verdict}")
+        warnings = c.get("evidence", {}).get("warnings", [])
+        if warnings:
+            lines.append(f"    {len(warnings)} warning(s): " + ", ".join(sorted({w['code'] for w in warnings})))
+    return terminal_safe("\n".join(lines))  # the question and the reasons are input text: see format_finding
+
+
+def _usd_decimal(cents: str) -> str:
+    """A cents amount held as a decimal string (a cost per result) in USD."""
+    from decimal import Decimal
+
+    from generator.audit.recompute.cost import usd
+
+    return f"{usd(Decimal(cents))} USD"
+
+
+def format_quote(q: dict[str, Any]) -> str:
+    """The `cost` command's answer, in the Lab's words."""
+    gpus = q["gpus"]
+    lines = [f"{q['gpu']} ({q['model_name']}), {q['duration_days']} days x {q['lots']} lot(s) of {q['gpus_per_lot']} "
+             f"GPU(s) = {gpus} GPU(s): total {_usd(q['total_usd_minor'])} ({q['total_usd_minor']} cents; "
+             f"{q['price_per_lot_usd_minor']} cents per lot, {q['price_status']} price, snapshot {q['snapshot_date']})"]
+    per = q["per_result"]
+    if q["accepted_results"] is None:
+        lines.append("cost per accepted result: not computed (give --accepted-results with the number of distinct "
+                     "accepted results)")
+    else:
+        lines.append(f"cost per accepted result: {_usd_decimal(per['usd_minor'])} over {q['accepted_results']} "
+                     "distinct accepted result(s); the whole package counts, even if part of it is unused")
+    return "\n".join(lines)
+
+
+def format_window(w: dict[str, Any]) -> str:
+    """Which packages cover a window."""
+    lines = [f"window: {w['hours']} h"]
+    for p in w["packages"]:
+        lines.append(f"  {p['days']}-day package ({p['hours']} h): {'covers' if p['covers'] else 'does not cover'}")
+    if w["smallest_covering_days"]:
+        lines.append(f"smallest covering package: {w['smallest_covering_days']} days")
+    else:
+        lines.append(f"no package covers it: {w['extra_30_day_periods']} extra 30-day period(s) needed beyond one "
+                     "30-day package (never extended automatically)")
+    return "\n".join(lines)

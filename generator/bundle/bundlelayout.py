@@ -1,0 +1,34 @@
+"""The names of a bundle's files, shared by `build` and `verify` (standard library only: `verify` stays light).
+
+The signing order, which leaves no byte unsigned except the signature and the certificate that check it:
+
+1. the payload (`data/...`), then `bagit.txt`, `bag-info.txt` and the payload manifests;
+2. `tagmanifest-sha256.txt`, listing those tag files (not MANIFEST.json, which does not exist yet);
+3. `MANIFEST.json`, listing every payload file and every tag file above, the tag manifest included, and the
+   bag-info fields; it cannot list itself;
+4. `MANIFEST.json.sig`, the signature of MANIFEST.json, and `signer.pem`, the certificate that verifies it.
+"""
+
+from __future__ import annotations
+
+MANIFEST = "MANIFEST.json"
+MANIFEST_SIG = "MANIFEST.json.sig"
+CERT_NAME = "signer.pem"  # generator.bundle.signing.CERT_NAME, repeated so that this module imports nothing
+PDF_NAME = "decision-note.pdf"  # generator.render.note.PDF_NAME (tests/test_attacks_bundle.py checks they agree)
+PDF_PATH = f"data/{PDF_NAME}"
+DECISION_PATH = "data/decision.json"
+INPUTS_DIR = "data/inputs/"
+BAGIT_FILE = "bagit.txt"
+BAG_INFO_FILE = "bag-info.txt"
+PAYLOAD_MANIFESTS = ("manifest-sha256.txt", "manifest-sha512.txt")
+TAG_MANIFEST = "tagmanifest-sha256.txt"
+# Tag files the tag manifest lists (step 2), and those MANIFEST.json lists (step 3).
+TAG_MANIFEST_LISTS = (BAGIT_FILE, BAG_INFO_FILE, *PAYLOAD_MANIFESTS)
+SIGNED_TAG_FILES = (*TAG_MANIFEST_LISTS, TAG_MANIFEST)
+# The bag-info.txt labels gpu-audit writes, in order; any other field is refused by `verify`.
+BAG_INFO_LABELS = ("Source-Organization", "Bagging-Date", "Payload-Oxum", "External-Identifier", "Bag-Software-Agent")
+MANIFEST_VERSION = "2"
+SELF_CHECKSUM = ("This manifest carries no checksum of itself, to avoid a self-referential checksum: "
+                 "MANIFEST.json.sig signs it, and it lists every other file of the bundle (payload and tag files, "
+                 "tagmanifest-sha256.txt included) except MANIFEST.json.sig and signer.pem, which verify that "
+                 "signature.")

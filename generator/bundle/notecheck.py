@@ -1,0 +1,94 @@
+"""The decision note's own checks, for a bundle and for a note verified on its own (`verify NOTE.pdf`).
+
+The signature itself is judged by generator.bundle.signing (pyHanko's full verdict). Here: what the note is read for
+once that verdict is clean (its signer certificate, its title, its embedded decision.json), the trust anchor,
+and the bundle ID cross-check. pyHanko is imported only when a note is actually parsed, after its size (and in
+a bundle its checksum) has been checked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography import x509
+
+from generator.bundle.bundleid import bundle_id
+from generator.bundle.signing import PdfSignatureCheck, cert_fingerprint, check_pdf_signature, embedded_decision
+from generator.bundle.verdict import Problem, Trust
+from generator.core.limits import Limits
+from generator.core.strictjson import JsonRefused, loads
+
+TITLE_ID = re.compile(r"Decision note (GA-[0-9A-F]{16})(?: |$)")
+
+
+@dataclass
+class NoteFacts:
+    """What a parsed note holds: its signer's certificate, the bundle ID of its title, its embedded decision."""
+
+    signer_cert: x509.Certificate | None = None
+    title_id: str | None = None
+    decision: bytes | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def read_note(pdf: bytes, file: str) -> NoteFacts:
+    """The note's signer certificate, title bundle ID and embedded decision.json; a damaged file is a problem."""
+    import io
+
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    facts = NoteFacts()
+    try:
+        reader = PdfFileReader(io.BytesIO(pdf), strict=False)
+        sigs = reader.embedded_signatures
+        if len(sigs) == 1 and sigs[0].signer_cert is not None:
+            facts.signer_cert = x509.load_der_x509_certificate(sigs[0].signer_cert.dump())
+        try:
+            title = str(reader.trailer["/Info"].get_object().get("/Title", ""))
+        except KeyError:  # no document information dictionary
+            title = ""
+        match = TITLE_ID.match(title)
+        facts.title_id = match.group(1) if match else None
+        facts.decision = embedded_decision(pdf)
+    except Exception as exc:  # pyHanko and asn1crypto raise many types on a damaged file
+        facts.problems.append(Problem("bad-pdf", file, f"the PDF cannot be read: {type(exc).__name__}: {exc}"))
+    return facts
+
+
+def signature_problems(pdf: bytes, cert: x509.Certificate, file: str) -> tuple[list[Problem], PdfSignatureCheck]:
+    """pyHanko's full verdict on the note's signature with `cert` as the only root (generator.bundle.signing), as problems."""
+    check = check_pdf_signature(pdf, cert)
+    return [Problem(code, file, message) for code, message in check.problems()], check
+
+
+def trust_problem(signer: x509.Certificate, trust: Trust, file: str) -> Problem | None:
+    """Whether the signer is the trust anchor (or, for --trust, a certificate issued by it)."""
+    found = cert_fingerprint(signer)
+    if trust.fingerprint is not None:
+        if found != trust.fingerprint:
+            return Problem("untrusted-signer", file, "the signer is not the certificate of the trusted fingerprint "
+                           f"({trust.source})", f"SHA256:{trust.fingerprint}", f"SHA256:{found}")
+        return None
+    if trust.cert is None or cert_fingerprint(trust.cert) == found:
+        return None
+    try:
+        signer.verify_directly_issued_by(trust.cert)
+    except Exception:  # ValueError, TypeError, InvalidSignature: not issued by it, whatever the reason
+        return Problem("untrusted-signer", file, f"the signer is not the trusted certificate nor issued by it "
+                       f"({trust.source})", f"SHA256:{cert_fingerprint(trust.cert)}", f"SHA256:{found}")
+    return None
+
+
+def decision_id(raw: bytes, file: str, limits: Limits) -> tuple[Any, str | None, Problem | None]:
+    """decision.json parsed strictly and its bundle ID recomputed (generator.bundle.bundleid), or the problem."""
+    try:
+        decision = loads(raw, limits.max_json_depth)
+        if not isinstance(decision, dict):
+            raise JsonRefused("not a JSON object")
+        return decision, bundle_id(decision), None
+    except JsonRefused as exc:
+        return None, None, Problem("bad-decision", file, f"decision.json cannot be read: {exc}")
+    except UnicodeEncodeError:
+        return None, None, Problem("bad-decision", file, "decision.json holds a lone surrogate escape: not Unicode")

@@ -1,0 +1,318 @@
+"""Keys and signatures: one RSA identity certifies the PDF (PAdES, DocMDP) and signs MANIFEST.json."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import (
+    dsa,
+    ec,
+    ed448,
+    ed25519,
+    padding,
+    rsa,
+)
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
+
+from generator.bundle.pdfsignature import (
+    PdfSignatureCheck,
+    check_pdf_signature,
+    embedded_decision,
+)
+from generator.core.errors import OutputExistsError, UsageError
+from generator.core.safefiles import read_key_file, write_new_files
+
+__all__ = [  # the PDF checks live in generator.bundle.pdfsignature; verify and the tests take them from here
+    "CERT_NAME", "KEY_NAME", "KEY_PASSPHRASE_ENV", "PKCS12_PASSPHRASE_ENV", "SIGNATURE_FIELD", "Identity",
+    "PdfSignatureCheck", "cert_fingerprint", "check_name", "check_pdf_signature", "check_signing_certificate",
+    "check_signing_setup", "check_tsa_url", "embedded_decision", "escaped", "keygen", "load_pem_identity",
+    "load_pkcs12_identity",
+    "sign_bytes", "sign_pdf", "verify_bytes",
+]
+
+KEY_NAME = "signer-key.pem"
+CERT_NAME = "signer.pem"
+KEY_PASSPHRASE_ENV = "GPU_AUDIT_KEY_PASSPHRASE"
+PKCS12_PASSPHRASE_ENV = "GPU_AUDIT_PKCS12_PASSPHRASE"
+SIGNATURE_FIELD = "GpuAuditSignature"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A signing key with its certificate."""
+
+    key: rsa.RSAPrivateKey
+    cert: x509.Certificate
+
+    @property
+    def fingerprint(self) -> str:
+        return cert_fingerprint(self.cert)
+
+    @property
+    def subject(self) -> str:
+        return self.cert.subject.rfc4514_string()
+
+
+def cert_fingerprint(cert: x509.Certificate) -> str:
+    """SHA-256 of the certificate's DER encoding, lower-case hex."""
+    return hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()
+
+
+# Unicode's control (Cc), format (Cf: bidirectional and zero-width) and line/paragraph separators: in a name
+# they inject lines (bag-info.txt, the terminal) or make one name display as another.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def escaped(text: str) -> str:
+    """The text with every control or invisible character written as \\xNN or \\uNNNN, for messages."""
+    return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _HIDDEN_CATEGORIES else c for c in text)
+
+
+def check_name(name: str, what: str) -> str:
+    """Refuse a name with control characters, newlines or invisible characters (see _HIDDEN_CATEGORIES)."""
+    bad = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) in _HIDDEN_CATEGORIES})
+    if bad:
+        raise UsageError(f"{what} '{escaped(name)}' contains control character(s) {', '.join(bad)} (newlines, "
+                         "escapes, invisible or reordering characters); use plain text")
+    return name
+
+
+def check_signing_certificate(cert: x509.Certificate, now: dt.datetime | None = None) -> None:
+    """A certificate signs only within its validity period, and only with a subject free of control characters."""
+    for attribute in cert.subject:
+        value = attribute.value if isinstance(attribute.value, str) else attribute.value.decode("latin-1")
+        check_name(value, "the signing certificate's subject")
+    subject = cert.subject.rfc4514_string()
+    now = now or dt.datetime.now(dt.UTC)
+    if now > cert.not_valid_after_utc:
+        raise UsageError(f"the signing certificate ({subject}) expired on {cert.not_valid_after_utc.isoformat()}: a "
+                         "note signed now would not verify; renew it, or make a new key with `gpu-audit keygen DIR`")
+    if now < cert.not_valid_before_utc:
+        raise UsageError(f"the signing certificate ({subject}) is not valid before "
+                         f"{cert.not_valid_before_utc.isoformat()} (now {now.isoformat(timespec='seconds')}); sign "
+                         "once it is valid, or check this machine's clock")
+
+
+# RSA below 2048 bits is refused by ETSI TS 119 312 and NIST SP 800-131A for new signatures.
+MIN_RSA_BITS = 2048
+KEYGEN_RSA_BITS = 3072  # NIST SP 800-57's 128-bit security level, the level of the SHA-256 digest it signs
+
+
+def _key_kind(key: Any) -> str:
+    """What the key is, in words, for the message that refuses it."""
+    if isinstance(key, rsa.RSAPrivateKey):
+        return f"RSA of {key.key_size} bits"
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        return f"ECDSA on {key.curve.name}"
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        return "Ed25519"
+    if isinstance(key, ed448.Ed448PrivateKey):
+        return "Ed448"
+    if isinstance(key, dsa.DSAPrivateKey):
+        return "DSA"
+    return type(key).__name__
+
+
+def _check_key(key: Any, cert: x509.Certificate, source: str) -> Identity:
+    check_signing_certificate(cert)
+    # The note is PDF/A-3, defined on PDF 1.7 (ISO 32000-1), whose signatures are RSA or DSA; ECDSA and EdDSA
+    # come with the ISO/TS 32002 extension of PDF 2.0, which pyHanko declares for them and which lifts the
+    # file's version to 2.0. RSA with SHA-256 stays on 1.7, and pdfsig and Adobe Reader verify it.
+    if not isinstance(key, rsa.RSAPrivateKey) or key.key_size < MIN_RSA_BITS:
+        raise UsageError(f"{source}: the key must be RSA of at least {MIN_RSA_BITS} bits, not {_key_kind(key)}: the "
+                         "note stays PDF 1.7 (PDF/A-3), and ECDSA or EdDSA in a PDF signature needs the ISO/TS 32002 "
+                         "extension of PDF 2.0; make an RSA key with `gpu-audit keygen DIR`, or give a PKCS#12 "
+                         "file holding an RSA key with --pkcs12")
+    if cert.public_key().public_numbers() != key.public_key().public_numbers():
+        raise UsageError(f"{source}: the certificate does not belong to the key; give the matching pair")
+    return Identity(key=key, cert=cert)
+
+
+def load_pem_identity(key_path: Path, cert_path: Path, passphrase: bytes | None = None, *,
+                      allow_readable_key: bool = False) -> Identity:
+    """Load a PEM private key and its PEM certificate (each a small regular file: see generator.core.safefiles).
+
+    A key that group or others can read is refused (ReadableKeyError) unless `allow_readable_key`.
+    """
+    key_file = read_key_file(key_path, "private key file")
+    cert_data = read_key_file(cert_path, "certificate file").data
+    key_data = key_file.data
+    encrypted = b"ENCRYPTED" in key_data or b"Proc-Type: 4,ENCRYPTED" in key_data
+    try:
+        key = serialization.load_pem_private_key(key_data, password=passphrase)
+    except TypeError:
+        if passphrase is None:
+            raise UsageError(f"{key_path} is encrypted: give its passphrase in ${KEY_PASSPHRASE_ENV}") from None
+        raise UsageError(f"{key_path} is not encrypted, but a passphrase was given: unset ${KEY_PASSPHRASE_ENV}"
+                         ) from None
+    except ValueError:
+        if encrypted and passphrase is not None:
+            raise UsageError(f"{key_path}: wrong passphrase (from ${KEY_PASSPHRASE_ENV}) for this encrypted key"
+                             ) from None
+        raise UsageError(f"{key_path}: not a PEM private key (or a damaged one); give the key `gpu-audit keygen` "
+                         "wrote, or its PKCS#12 file with --pkcs12") from None
+    except Exception as exc:  # cryptography raises other types on some malformed keys (e.g. unsupported ones)
+        raise UsageError(f"{key_path}: cannot be loaded as a PEM private key ({type(exc).__name__})") from None
+    try:
+        cert = x509.load_pem_x509_certificate(cert_data)
+    except ValueError:
+        raise UsageError(f"{cert_path}: not a PEM certificate") from None
+    if not allow_readable_key:  # after parsing: only a file that really holds a key is a secret to protect
+        key_file.refuse_if_readable("private key file")
+    return _check_key(key, cert, str(key_path))
+
+
+def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable_key: bool = False) -> Identity:
+    """Load the key and certificate of a PKCS#12 file (the certificate a company already has).
+
+    The file holds the private key: group- or other-readable, it is refused unless `allow_readable_key`.
+    """
+    p12_file = read_key_file(path, "PKCS#12 file")
+    data = p12_file.data
+    try:
+        key, cert, _ = pkcs12.load_key_and_certificates(data, passphrase)
+    except ValueError:
+        source = f"from ${PKCS12_PASSPHRASE_ENV} or the prompt" if passphrase is not None else \
+            f"none given: set ${PKCS12_PASSPHRASE_ENV}"
+        raise UsageError(f"{path}: wrong passphrase ({source}), or not a PKCS#12 file") from None
+    except Exception as exc:  # malformed or unsupported PKCS#12 content
+        raise UsageError(f"{path}: cannot be loaded as PKCS#12 ({type(exc).__name__})") from None
+    if key is None or cert is None:
+        raise UsageError(f"{path} holds no private key with its certificate")
+    if not allow_readable_key:
+        p12_file.refuse_if_readable("PKCS#12 file (it holds the private key)")
+    return _check_key(key, cert, str(path))
+
+
+def keygen(directory: Path, name: str, now: dt.datetime | None = None) -> tuple[Path, Path]:
+    """Write a new RSA 3072-bit key (PKCS#8 PEM, mode 0600) and a self-signed certificate; existing files are
+    refused. RSA because the note stays PDF 1.7 (PDF/A-3): see `_check_key`."""
+    check_name(name, "--name")
+    if not 1 <= len(name) <= 64:  # the upper bound of X.520 for CN and O
+        raise UsageError(f"--name must have 1 to 64 characters (got {len(name)})")
+    key_path, cert_path = directory / KEY_NAME, directory / CERT_NAME
+    for p in (key_path, cert_path):
+        if p.exists() or p.is_symlink():
+            raise OutputExistsError(f"{p} already exists; keys are never overwritten (choose another folder)")
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory} is a file, not a folder; give a folder for the key and certificate")
+    now = now or dt.datetime.now(dt.UTC)
+    key = rsa.generate_private_key(public_exponent=65537, key_size=KEYGEN_RSA_BITS)
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name), x509.NameAttribute(NameOID.ORGANIZATION_NAME, name)])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject).issuer_name(subject).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=True, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=False,
+                                     crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    try:
+        write_new_files(directory, {KEY_NAME: (key_pem, 0o600), CERT_NAME: (cert.public_bytes(serialization.Encoding.PEM),
+                                                                          0o644)}, what="key or certificate")
+    except OutputExistsError:
+        raise OutputExistsError(f"{key_path} or {cert_path} appeared meanwhile; keys are never overwritten (choose "
+                                "another folder)") from None
+    return key_path, cert_path
+
+
+def sign_bytes(identity: Identity, data: bytes) -> bytes:
+    """Detached RSA PKCS#1 v1.5 signature over SHA-256 (what `openssl dgst -sha256 -verify` checks by default)."""
+    return identity.key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+
+
+def verify_bytes(cert: x509.Certificate, data: bytes, signature: bytes) -> bool:
+    """Whether `signature` is the certificate key's RSA PKCS#1 v1.5 / SHA-256 signature of `data`."""
+    public = cert.public_key()
+    if not isinstance(public, rsa.RSAPublicKey):
+        return False
+    try:
+        public.verify(signature, data, padding.PKCS1v15(), hashes.SHA256())
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _pyhanko_signer(identity: Identity) -> Any:
+    from asn1crypto import keys as asn1_keys
+    from asn1crypto import x509 as asn1_x509
+    from pyhanko.sign import signers
+    from pyhanko_certvalidator.registry import SimpleCertificateStore
+
+    cert = asn1_x509.Certificate.load(identity.cert.public_bytes(serialization.Encoding.DER))
+    key = asn1_keys.PrivateKeyInfo.load(identity.key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    return signers.SimpleSigner(signing_cert=cert, signing_key=key, cert_registry=SimpleCertificateStore.from_certs([cert]))
+
+
+def check_tsa_url(url: str) -> str:
+    """An RFC 3161 time-stamping authority is reached over http or https only (never file: or others)."""
+    if not url.lower().startswith(("http://", "https://")) or any(c.isspace() or ord(c) < 0x20 for c in url):
+        raise UsageError(f"--tsa {escaped(url)}: give the http:// or https:// URL of an RFC 3161 time-stamping "
+                         "authority")
+    return url
+
+
+def check_signing_setup(identity: Identity | None, tsa_url: str | None) -> None:
+    """What `sign_pdf` would refuse, refused before a build does any work."""
+    if identity is not None:
+        check_signing_certificate(identity.cert)
+    if tsa_url is not None:
+        if identity is None:
+            raise UsageError("--tsa timestamps the note's signature: it needs a key, not --unsigned")
+        check_tsa_url(tsa_url)
+
+
+def sign_pdf(identity: Identity, pdf: bytes, *, tsa_url: str | None = None, now: dt.datetime | None = None) -> bytes:
+    """Certify the PDF: PAdES (ETSI.CAdES.detached, SHA-256), DocMDP with no changes permitted, an invisible
+    field; with `tsa_url`, an RFC 3161 signature timestamp from that authority (PAdES B-T).
+
+    The result stays PDF/A-3 on PDF 1.7, its document info and XMP agreeing: with an RSA key and SHA-256,
+    pyHanko declares only the ESIC extension (PAdES on PDF 1.7), no extension of PDF 2.0.
+    """
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, signers
+
+    check_signing_certificate(identity.cert, now)
+    timestamper = None
+    if tsa_url is not None:
+        from pyhanko.sign.timestamps.requests_client import HTTPTimeStamper
+
+        timestamper = HTTPTimeStamper(check_tsa_url(tsa_url), https=tsa_url.lower().startswith("https://"))
+    meta = signers.PdfSignatureMetadata(field_name=SIGNATURE_FIELD, subfilter=fields.SigSeedSubFilter.PADES,
+                                        md_algorithm="sha256", certify=True,
+                                        docmdp_permissions=fields.MDPPerm.NO_CHANGES)
+    writer = IncrementalPdfFileWriter(io.BytesIO(pdf))
+    # pyHanko's XMP names itself alone as pdf:Producer, while it appends itself to the info dictionary's
+    # ("WeasyPrint 70.0; pyHanko ..."): without the renderer's entry both read the same, as PDF/A requires.
+    info_ref = writer.prev.trailer_view.raw_get("/Info") if "/Info" in writer.prev.trailer_view else None
+    if info_ref is not None and "/Producer" in info_ref.get_object():
+        del info_ref.get_object()["/Producer"]
+        writer.mark_update(info_ref)
+    try:
+        out = signers.sign_pdf(writer, meta, signer=_pyhanko_signer(identity), timestamper=timestamper,
+                               new_field_spec=fields.SigFieldSpec(SIGNATURE_FIELD))
+    except Exception as exc:
+        if timestamper is None:
+            raise
+        # an unreachable, refusing or malformed authority is the environment's problem, not a crash
+        raise UsageError(f"--tsa {escaped(tsa_url or '')}: no timestamp from the authority "
+                         f"({type(exc).__name__}: {escaped(str(exc))[:300]}); check the URL or build without --tsa"
+                         ) from None
+    return bytes(out.getbuffer())

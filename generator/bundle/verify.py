@@ -1,0 +1,400 @@
+"""`verify`: a bundle (folder or zip), or a decision note on its own, checked against what its signer signed.
+
+The order bounds the work and never trusts a byte before its check: MANIFEST.json and its signature first (the
+signed list of every other file, generator.bundle.bundlelayout), then the trust anchor (an untrusted signer stops
+the verification: nothing it made is parsed), then every file's size and checksum against that list, and
+only then are files parsed: a file whose size or checksum failed, or a PDF over --max-pdf-bytes, never is.
+The verdict keeps integrity and identity apart (generator.bundle.verdict).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+
+from generator.bundle import zipsafe
+from generator.bundle.bagit_format import BAGIT_TXT, digests, parse_bag_info_strict, parse_manifest
+from generator.bundle.bundlelayout import (
+    BAG_INFO_FILE,
+    BAG_INFO_LABELS,
+    BAGIT_FILE,
+    CERT_NAME,
+    DECISION_PATH,
+    INPUTS_DIR,
+    MANIFEST,
+    MANIFEST_SIG,
+    PAYLOAD_MANIFESTS,
+    PDF_PATH,
+    TAG_MANIFEST,
+    TAG_MANIFEST_LISTS,
+)
+from generator.bundle.manifestdoc import ManifestDoc, read_manifest
+from generator.bundle.notecheck import decision_id, trust_problem
+from generator.bundle.notejob import parse_note
+from generator.bundle.signing import cert_fingerprint, verify_bytes
+from generator.bundle.verdict import Problem, Report, Trust
+from generator.core.errors import UsageError
+from generator.core.limits import Limits, limit_message, resolve
+
+__all__ = ["Problem", "Report", "Trust", "load_trust", "verify_bundle"]
+SMALL_TEXT = 64 * 1024  # a bag-info.txt this small is compared line by line even when its checksum failed
+
+
+@dataclass
+class _Bag:
+    """The bundle being verified: its root, its plain files and folders, the limits, what passed its checks."""
+
+    root: Path
+    files: set[str]
+    folders: set[str]
+    limits: Limits
+    report: Report
+    good: set[str] = field(default_factory=set)  # listed files whose size and SHA-256 match MANIFEST.json
+    sums: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def problem(self, *args: Any) -> None:
+        self.report.problems.append(Problem(*args))
+
+
+def _entries(root: Path) -> tuple[set[str], set[str], list[str]]:
+    """Plain files and folders under root (relative, '/'), and anything that is neither.
+
+    Symbolic links are listed as odd and never followed (rglob does not descend into them), so every
+    file the verification reads or hashes lies inside the bundle.
+    """
+    files, folders, odd = set(), set(), []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink():
+            odd.append(rel)
+        elif p.is_file():
+            files.add(rel)
+        elif p.is_dir():
+            folders.add(rel)
+        else:
+            odd.append(rel)
+    return files, folders, odd
+
+
+def _read(bag: _Bag, rel: str, cap: str = "max_file_bytes") -> bytes | None:
+    """A file of the bundle read whole; None when absent, too large (past limit `cap`) or unreadable.
+
+    Absence is left to the caller to report; the other cases are reported here.
+    """
+    if rel not in bag.files:
+        return None
+    path = bag.root / rel
+    limit = getattr(bag.limits, cap)
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            bag.problem("too-large", rel, limit_message(cap, bag.limits, f"its size, {size} bytes,"))
+            return None
+        with path.open("rb") as fh:
+            return fh.read(limit + 1)
+    except OSError as exc:
+        bag.problem("unreadable", rel, f"cannot be read ({exc.strerror})")
+        return None
+
+
+def _signer(bag: _Bag, doc: ManifestDoc, trust: Trust, allow_unsigned: bool) -> x509.Certificate | None:
+    """signer.pem's certificate (None when unsigned or unreadable); MANIFEST.json's signature checked with it."""
+    report = bag.report
+    report.signed = doc.signed
+    if not doc.signed:
+        for name in (MANIFEST_SIG, CERT_NAME):
+            if name in bag.files:
+                bag.problem("unexpected-file", name, "a signature file in a bundle MANIFEST.json says is unsigned")
+        if not allow_unsigned:
+            bag.problem("unsigned", MANIFEST, "the bundle is unsigned (built with --unsigned); nothing shows who "
+                        "made it (--allow-unsigned accepts it)")
+        return None
+    cert_bytes = _read(bag, CERT_NAME)
+    try:
+        if cert_bytes is None:
+            raise ValueError("missing")
+        cert = x509.load_pem_x509_certificate(cert_bytes)
+    except ValueError:
+        bag.problem("bad-certificate", CERT_NAME, "signer certificate missing or unreadable")
+        return None
+    fingerprint = cert_fingerprint(cert)
+    report.signer, report.signer_fingerprint = cert.subject.rfc4514_string(), fingerprint
+    if fingerprint != doc.signer_sha256:
+        bag.problem("signer-mismatch", CERT_NAME, "certificate differs from the one MANIFEST.json names",
+                    doc.signer_sha256, fingerprint)
+    signature = _read(bag, MANIFEST_SIG)
+    if signature is None or not verify_bytes(cert, doc.raw, signature):
+        bag.problem("bad-signature", MANIFEST_SIG, f"the signature of MANIFEST.json does not verify with {CERT_NAME}")
+    return cert
+
+
+def _check_files(bag: _Bag, doc: ManifestDoc) -> None:
+    """Every file and folder is listed in MANIFEST.json (whatever its name); every listed one is there, with
+    its signed size and SHA-256. Sizes come first: a file of the wrong size is never hashed."""
+    listed = {**doc.payload, **doc.tags}
+    expected = set(listed) | {MANIFEST} | ({MANIFEST_SIG, CERT_NAME} if doc.signed else set())
+    for rel in sorted(bag.files - expected):
+        bag.problem("unexpected-file", rel, "file is not listed in the signed MANIFEST.json")
+    ancestors = {str(Path(rel).parents[i].as_posix()) for rel in listed for i in range(len(Path(rel).parents) - 1)}
+    for rel in sorted(bag.folders - ancestors):
+        bag.problem("unexpected-folder", rel, "folder holds no file listed in the signed MANIFEST.json")
+    for rel, (size, sha256) in sorted(listed.items()):
+        if rel not in bag.files:
+            bag.problem("missing-file", rel, "listed in MANIFEST.json but absent")
+            continue
+        try:
+            found_size = (bag.root / rel).stat().st_size
+            if found_size != size:
+                bag.problem("size-mismatch", rel, "size differs from MANIFEST.json (not hashed, not parsed)",
+                            str(size), str(found_size))
+                continue
+            sums = digests(bag.root / rel, ("sha256", "sha512") if rel in doc.payload else ("sha256",))
+        except OSError as exc:
+            bag.problem("unreadable", rel, f"cannot be read ({exc.strerror})")
+            continue
+        bag.sums[rel] = sums
+        if sums["sha256"] != sha256:
+            bag.problem("checksum-mismatch", rel, "sha256 differs from MANIFEST.json", sha256, sums["sha256"])
+        else:
+            bag.good.add(rel)
+
+
+def _check_bagit_manifest(bag: _Bag, name: str, algorithm: str, wanted: set[str]) -> None:
+    """A BagIt manifest (parsed only once its own checksum passed) agrees with the files it lists."""
+    if name not in bag.good:
+        return
+    raw = _read(bag, name) or b""
+    entries, bad = parse_manifest(raw.decode("utf-8", errors="replace"))
+    for line in bad[:5]:
+        bag.problem("bad-manifest-line", name, f"unreadable line {line[:60]!r}")
+    for rel in sorted(wanted - set(entries)):
+        bag.problem("unexpected-file", rel, f"file is not listed in {name}")
+    for rel, digest in sorted(entries.items()):
+        if rel not in wanted or rel not in bag.files:  # a listed path is never looked up outside the bag
+            bag.problem("missing-file", rel, f"listed in {name} but absent")
+        elif rel in bag.sums and bag.sums[rel].get(algorithm) != digest:
+            bag.problem("checksum-mismatch", rel, f"{algorithm} checksum mismatch", digest, bag.sums[rel][algorithm])
+
+
+def _check_bag_info(bag: _Bag, doc: ManifestDoc) -> None:
+    """bag-info.txt holds exactly the signed fields, those gpu-audit writes, with values that agree."""
+    signed_lines = {f"{label}: {value}" for label, value in doc.bag_info}
+    for label, _ in doc.bag_info:
+        if label not in BAG_INFO_LABELS:
+            bag.problem("unexpected-bag-info", BAG_INFO_FILE, f"field {label!r} is not one gpu-audit writes")
+    labels = [label for label, _ in doc.bag_info]
+    if labels != list(BAG_INFO_LABELS):
+        bag.problem("bad-bag-info", BAG_INFO_FILE, "fields missing, repeated or out of order",
+                    ", ".join(BAG_INFO_LABELS), ", ".join(labels))
+    if BAG_INFO_FILE not in bag.good:
+        # Its checksum failed, so it is not parsed: a small one's lines are only compared with the signed ones.
+        if BAG_INFO_FILE not in bag.files or (bag.root / BAG_INFO_FILE).stat().st_size > SMALL_TEXT:
+            return
+        text = (_read(bag, BAG_INFO_FILE) or b"").decode("utf-8", errors="replace")
+        unsigned = [ln for ln in text.splitlines() if ln not in signed_lines]
+        for line in unsigned[:5]:
+            bag.problem("unexpected-bag-info", BAG_INFO_FILE, f"line {line[:80]!r} is not in the signed MANIFEST.json")
+        return
+    text = (_read(bag, BAG_INFO_FILE) or b"").decode("utf-8", errors="replace")
+    fields, bad = parse_bag_info_strict(text)
+    for line in bad[:5]:
+        bag.problem("bad-bag-info", BAG_INFO_FILE, f"line {line[:80]!r} is not a `Label: value` field")
+    if fields != doc.bag_info:
+        bag.problem("bad-bag-info", BAG_INFO_FILE, "fields differ from those MANIFEST.json signs")
+    info = dict(fields)
+    oxum = f"{sum(size for size, _ in doc.payload.values())}.{len(doc.payload)}"
+    for label, want in (("Payload-Oxum", oxum), ("External-Identifier", doc.bundle_id),
+                        ("Bagging-Date", doc.created[:10])):
+        if info.get(label) != want:
+            bag.problem("bad-bag-info", BAG_INFO_FILE, f"{label} does not match the bundle", want, info.get(label))
+
+
+def _check_note(bag: _Bag, cert: x509.Certificate | None, decision_raw: bytes | None) -> None:
+    """The note's signature (pyHanko's verdict, by signer.pem's certificate), and its embedded decision.json."""
+    if PDF_PATH not in bag.good:
+        if PDF_PATH in bag.files:
+            bag.problem("not-parsed", PDF_PATH, "not parsed, its signature not checked: its size or checksum failed")
+        return
+    size = (bag.root / PDF_PATH).stat().st_size
+    if size > bag.limits.max_pdf_bytes:
+        bag.problem("too-large", PDF_PATH, limit_message("max_pdf_bytes", bag.limits, f"its size, {size} bytes,"))
+        return
+    note = parse_note(bag.root / PDF_PATH, PDF_PATH, cert, cert is not None, bag.limits)
+    bag.report.problems.extend(note.problems)
+    if any(p.code in ("bad-pdf", "pdf-too-costly") for p in note.problems):
+        return
+    if cert is not None:
+        if note.signature_fingerprint != cert_fingerprint(cert):
+            bag.problem("signer-mismatch", PDF_PATH, "the PDF was signed by another certificate",
+                        cert_fingerprint(cert), note.signature_fingerprint)
+        bag.report.timestamp, bag.report.timestamp_authority = note.timestamp, note.timestamp_authority
+    if decision_raw is not None and note.decision != decision_raw:
+        bag.problem("decision-mismatch", PDF_PATH, "the decision.json embedded in the PDF differs from "
+                    f"{DECISION_PATH}" + ("" if note.decision is not None else " (none is embedded)"))
+    if note.title_id != bag.report.bundle_id:
+        bag.problem("bundle-id-mismatch", PDF_PATH, "the note's title names another bundle ID",
+                    bag.report.bundle_id, note.title_id)
+
+
+def _check_decision(bag: _Bag, doc: ManifestDoc) -> bytes | None:
+    """decision.json (once its checksum passed): its recomputed bundle ID, and its input fingerprints."""
+    if DECISION_PATH not in bag.good:
+        return None
+    raw = _read(bag, DECISION_PATH)
+    if raw is None:
+        return None
+    decision, recomputed, problem = decision_id(raw, DECISION_PATH, bag.limits)
+    if problem is not None:
+        bag.report.problems.append(problem)
+        return raw
+    if recomputed != doc.bundle_id:
+        bag.problem("bundle-id-mismatch", DECISION_PATH, "the bundle ID recomputed from decision.json differs from "
+                    "MANIFEST.json's", doc.bundle_id, recomputed)
+    inputs = decision.get("inputs")
+    if not isinstance(inputs, list) or not all(isinstance(i, dict) and isinstance(i.get("path"), str) for i in inputs):
+        bag.problem("bad-decision", DECISION_PATH, "its `inputs` is not a list of {path, bytes, sha256}")
+        return raw
+    declared = {INPUTS_DIR + i["path"]: i for i in inputs}
+    for rel in sorted({p for p in doc.payload if p.startswith(INPUTS_DIR)} - set(declared)):
+        bag.problem("input-mismatch", rel, "an input copy decision.json does not list")
+    for rel, entry in sorted(declared.items()):
+        if rel not in doc.payload:
+            bag.problem("input-mismatch", rel, "an input decision.json lists has no copy in the bundle")
+            continue
+        size, sha256 = doc.payload[rel]
+        if entry.get("sha256") != sha256 or entry.get("bytes") != size:
+            bag.problem("input-mismatch", rel, "the copy differs from the fingerprint decision.json lists",
+                        f"{entry.get('bytes')} bytes, sha256 {entry.get('sha256')}", f"{size} bytes, sha256 {sha256}")
+    return raw
+
+
+def _verify_folder(root: Path, display: str, trust: Trust, allow_unsigned: bool, limits: Limits) -> Report:
+    report = Report(bundle=display, trust=trust)
+    files, folders, odd = _entries(root)
+    bag = _Bag(root, files, folders, limits, report)
+    for rel in odd:
+        what = "symbolic link" if (root / rel).is_symlink() else "pipe, socket or device"
+        bag.problem("not-a-plain-file", rel, f"{what} inside the bundle")
+    if _read(bag, BAGIT_FILE) != BAGIT_TXT.encode("utf-8"):
+        bag.problem("not-a-bag", BAGIT_FILE, "missing or not BagIt-Version 1.0 as gpu-audit writes it")
+    doc = read_manifest(_read(bag, MANIFEST), MANIFEST in files, limits, report)
+    if doc is None:
+        report.complete = False
+        return report
+    report.bundle_id, report.payload_files, report.tag_files = doc.bundle_id, len(doc.payload), len(doc.tags)
+    cert = _signer(bag, doc, trust, allow_unsigned)
+    if cert is not None and trust.given:
+        problem = trust_problem(cert, trust, CERT_NAME)
+        if problem is not None:  # nothing an untrusted signer made is parsed
+            report.problems.append(problem)
+            report.complete = False
+            return report
+        report.trusted = True
+    _check_files(bag, doc)
+    for name, algorithm in zip(PAYLOAD_MANIFESTS, ("sha256", "sha512"), strict=True):
+        _check_bagit_manifest(bag, name, algorithm, {p for p in files if p.startswith("data/")})
+    _check_bagit_manifest(bag, TAG_MANIFEST, "sha256", set(TAG_MANIFEST_LISTS) & files)
+    _check_bag_info(bag, doc)
+    decision_raw = _check_decision(bag, doc)
+    _check_note(bag, cert, decision_raw)
+    return report
+
+
+def _verify_note(path: Path, trust: Trust, limits: Limits) -> Report:
+    """A decision note on its own: certified, nothing added after, its embedded decision matching its title."""
+    report = Report(bundle=str(path), trust=trust, kind="note", signed=True)
+    name = path.name
+    size = path.stat().st_size
+    if size > limits.max_pdf_bytes:
+        report.problems.append(Problem("too-large", name, limit_message("max_pdf_bytes", limits,
+                                                                        f"its size, {size} bytes,")))
+        report.complete = False
+        return report
+    # The signer is inside the note, so the note is parsed (in a bounded child process) before it is known.
+    note = parse_note(path, name, trust.cert, True, limits)
+    if note.signer is None:
+        report.problems.extend(note.problems or [Problem("bad-pdf-signature", name, "the PDF carries no signature")])
+        report.complete = False
+        return report
+    report.signer, report.signer_fingerprint = note.signer.subject.rfc4514_string(), cert_fingerprint(note.signer)
+    if trust.given:
+        problem = trust_problem(note.signer, trust, name)
+        if problem is not None:
+            report.problems.append(problem)
+            report.complete = False
+            return report
+        report.trusted = True
+    report.problems.extend(note.problems)
+    report.timestamp, report.timestamp_authority = note.timestamp, note.timestamp_authority
+    report.bundle_id = note.title_id
+    if note.decision is None:
+        report.problems.append(Problem("decision-mismatch", name, "the PDF embeds no decision.json"))
+        return report
+    _, recomputed, problem = decision_id(note.decision, f"{name} (embedded decision.json)", limits)
+    if problem is not None:
+        report.problems.append(problem)
+    elif recomputed != note.title_id:
+        report.problems.append(Problem("bundle-id-mismatch", name, "the bundle ID recomputed from the embedded "
+                                       "decision.json differs from the one the note's title shows",
+                                       note.title_id, recomputed))
+    return report
+
+
+def load_trust(path: Path | None = None, fingerprint: str | None = None) -> Trust:
+    """The trust anchor of --trust CERT.pem or --trust-fingerprint SHA256:HEX (at most one of them)."""
+    from generator.bundle.verdict import parse_fingerprint
+
+    if path is not None and fingerprint is not None:
+        raise UsageError("give --trust CERT.pem or --trust-fingerprint SHA256:HEX, not both")
+    if fingerprint is not None:
+        parsed = parse_fingerprint(fingerprint)
+        if parsed is None:
+            raise UsageError(f"--trust-fingerprint {fingerprint!r} is not SHA256: and 64 hex digits")
+        return Trust(fingerprint=parsed, source=f"--trust-fingerprint SHA256:{parsed}")
+    if path is None:
+        return Trust()
+    from generator.core.safefiles import read_key_file
+
+    # A regular file of at most 1 MiB, opened without blocking: a FIFO or /dev/zero is refused at once.
+    data = read_key_file(path, "trust certificate file").data
+    try:
+        return Trust(cert=x509.load_pem_x509_certificate(data), source=f"--trust {path}")
+    except ValueError:
+        raise UsageError(f"{path} is not a PEM certificate") from None
+
+
+def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, allow_unsigned: bool = False,
+                  limits: Limits | None = None) -> Report:
+    """Verify a bundle folder or zip, or a decision note (a PDF); every problem is named, none raised.
+
+    `trust` is the anchor (a certificate is taken as --trust); `allow_unsigned` cannot go with one: a check of
+    who signed cannot be waived for the bundles nobody signed. `limits`: the active ones by default.
+    """
+    lim = resolve(limits)
+    anchor = Trust(cert=trust, source="--trust") if isinstance(trust, x509.Certificate) else (trust or Trust())
+    if anchor.given and allow_unsigned:
+        raise UsageError("--allow-unsigned accepts a bundle nobody signed, --trust asks who signed it: give one of "
+                         "them, not both")
+    if not path.exists():
+        raise UsageError(f"{path} does not exist; give a bundle folder, a .zip made by `gpu-audit build`, or its "
+                         "decision-note.pdf")
+    if path.is_dir():
+        return _verify_folder(path, str(path), anchor, allow_unsigned, lim)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{path} is neither a folder nor a regular file; give a bundle folder, a .zip or a PDF")
+    with path.open("rb") as fh:
+        if fh.read(5) == b"%PDF-":
+            return _verify_note(path, anchor, lim)
+    with tempfile.TemporaryDirectory(prefix="gpu-audit-verify-") as tmp:
+        problems = zipsafe.extract(path, Path(tmp), limits=lim)
+        if problems:
+            return Report(bundle=str(path), trust=anchor, complete=False,
+                          problems=[Problem("unsafe-zip", p.entry, p.message) for p in problems])
+        return _verify_folder(zipsafe.bag_root(Path(tmp)), str(path), anchor, allow_unsigned, lim)

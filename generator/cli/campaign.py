@@ -1,0 +1,152 @@
+"""The `gpu-audit campaign` command: train the reference classifier and run a registered protocol."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from generator.core.errors import OutputExistsError, UsageError
+
+
+def _learning_rates(text: str) -> list[float]:
+    """--lrs: comma-separated positive finite numbers, checked before any work (a bad one is a usage error)."""
+    import math
+
+    rates = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        try:
+            rate = float(item)
+        except ValueError:
+            rate = math.nan
+        if not (math.isfinite(rate) and rate > 0):
+            raise UsageError(f"--lrs: {item!r} is not a positive learning rate; give numbers such as 0.003,0.01,0.03")
+        rates.append(rate)
+    if not rates:
+        raise UsageError("--lrs: give at least one learning rate, such as 0.003,0.01,0.03")
+    return rates
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    lrs = _learning_rates(args.lrs)
+    from generator.gpu import textclf  # noqa: PLC0415 - needs torch
+
+    out = Path(args.out_dir)
+    if out.exists() or out.is_symlink():
+        raise OutputExistsError(f"{out} already exists; choose a new folder (nothing is overwritten)")
+    if not out.parent.is_dir():
+        raise UsageError(f"the folder of {out} does not exist; create it first")
+    blob, report = textclf.train(Path(args.train), Path(args.tune), seed=args.seed, lrs=lrs, epochs=args.epochs,
+                                 buckets=args.buckets, dim=args.dim, context=args.context, limit=args.limit)
+    out.mkdir()
+    digest = textclf.save(blob, out / "model.pt")
+    report["model_file"] = "model.pt"
+    report["model_sha256"] = digest
+    (out / "tuning.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"chosen: lr {report['chosen']['lr']}, {report['chosen']['epochs']} epoch(s); tune macro-F1 "
+          f"(fp32, batch 1) {report['tune_macro_f1_fp32_batch1']}, bootstrap sd "
+          f"{report['tune_macro_f1_bootstrap']['sd']}")
+    print(f"wrote {out / 'model.pt'} (sha256 {digest}) and {out / 'tuning.json'}")
+    return 0
+
+
+def _config(args: argparse.Namespace) -> object:
+    from generator.gpu import campaign_run  # noqa: PLC0415
+
+    return campaign_run.CampaignConfig(
+        protocol=Path(args.protocol), model=args.model, corpus=Path(args.corpus), device=args.device,
+        out=Path(args.out), allow_cpu_for_tests=args.allow_cpu_for_tests)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from generator.gpu import campaign_run  # noqa: PLC0415
+
+    result = campaign_run.run_campaign(_config(args))  # type: ignore[arg-type]
+    env = result.environment
+    print(f"{env.get('gpu_name') or 'CPU (test only)'} ({env['device']}), torch {env['torch_version']}, "
+          f"{env.get('runtime')} {env.get('runtime_version')}, driver {env.get('driver_version')}")
+    print(f"{'experiment/variant':<24} {'phase':<5} {'run':>3} {'outcome':<8} {'seconds':>10} {'quality':>9} "
+          f"{'accepted':<8} {'peak_alloc':>12} {'peak_resv':>12}")
+    for row in result.rows:
+        print(f"{row['experiment_id'] + '/' + row['variant_id']:<24} {row['phase']:<5} {row['run_index']:>3} "
+              f"{row['_outcome']:<8} {'' if row['elapsed_seconds'] is None else row['elapsed_seconds']:>10} "
+              f"{'' if row['quality_value'] is None else row['quality_value']:>9} "
+              f"{str(row['corpus_accepted']).lower():<8} {'' if row['peak_allocated_bytes'] is None else row['peak_allocated_bytes']:>12} "
+              f"{'' if row['peak_reserved_bytes'] is None else row['peak_reserved_bytes']:>12}")
+    print(f"ran {result.started_at} to {result.ended_at} (UTC; every phase's started_at and ended_at are in the "
+          "measurement JSON, and check proves them against the registration and the window)")
+    print(f"wrote {result.out}; audit it with: gpu-audit check {result.out}")
+    return 1 if result.failed_attempts else 0
+
+
+def _cmd_cold(args: argparse.Namespace) -> int:
+    from generator.gpu import campaign_run  # noqa: PLC0415
+
+    campaign_run.cold_run_child(_config(args), args.experiment, args.variant, Path(args.predictions),  # type: ignore[arg-type]
+                                Path(args.result))
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("protocol", metavar="PROTOCOL", help="the registered protocol.json (copied into the campaign)")
+    p.add_argument("--model", required=True, metavar="MODEL",
+                   help="a reference-classifier .pt file (from `campaign train`) or module:function returning a "
+                        "batch-predict model")
+    p.add_argument("--corpus", required=True, metavar="CORPUS",
+                   help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label)")
+    p.add_argument("--device", required=True, metavar="DEVICE", help="explicit GPU device cuda:N")
+    p.add_argument("--out", required=True, metavar="CAMPAIGN_DIR", help="the campaign folder to create (must not exist)")
+    p.add_argument("--allow-cpu-for-tests", action="store_true",
+                   help="TEST ONLY: with --device cpu, run on the CPU and mark every row as a CPU test run "
+                        "(never a GPU measurement)")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `gpu-audit campaign` and its subcommands train and run."""
+    p = sub.add_parser(
+        "campaign", help="train the reference classifier, or run a registered protocol and write the campaign folder",
+        description="Run the protocol for real: `train` fits the shipped reference classifier on the training "
+        "split (tuned on the tuning split); `run` performs the registered warm-up, warm runs in rotated order "
+        "and cold runs in fresh processes on one GPU, and writes a campaign folder that `gpu-audit check` audits. "
+        "Exit 0 success, 1 an attempt failed (kept in the grid), 2 usage or environment error.")
+    csub = p.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND", required=True)
+
+    r = csub.add_parser(
+        "run", help="run the registered batch series on one GPU and write the campaign folder",
+        description="For each experiment of PROTOCOL (declared variable: batch): a cold run per variant in a "
+        "fresh process (when registered), the registered warm-up, then the registered warm runs in rotated "
+        "order. Each run reads the corpus, tokenises, transfers, infers and materialises the predictions on "
+        "the host between two device synchronisations. Writes protocol.json, expected-ids.csv, reference.csv, "
+        "tarifs-forfaits.csv (published prices only), resultats-bruts.csv, one measurement JSON per variant "
+        "and one prediction file per attempt; failures are kept. Needs only the standard library, torch and "
+        "numpy. Without a GPU it exits 2 and writes nothing.")
+    _common(r)
+    r.set_defaults(handler=_cmd_run)
+
+    c = csub.add_parser("_cold-run", help=argparse.SUPPRESS,
+                        description="Internal: the cold run of one variant, in the fresh process `run` starts.")
+    _common(c)
+    c.add_argument("--experiment", required=True)
+    c.add_argument("--variant", required=True)
+    c.add_argument("--predictions", required=True)
+    c.add_argument("--result", required=True)
+    c.set_defaults(handler=_cmd_cold)
+
+    t = csub.add_parser(
+        "train", help="train the reference classifier on the training split, tuned on the tuning split (CPU)",
+        description="Seeded, deterministic training of the hashed uni+bigram bag classifier: learning rates and "
+        "epochs are chosen by macro-F1 on the tuning split only; writes OUT_DIR/model.pt and tuning.json "
+        "(the tuning grid, the fp32 batch-1 tune macro-F1 and its bootstrap spread).")
+    t.add_argument("--train", required=True, metavar="TRAIN_JSONL", help="training split (id, text, label)")
+    t.add_argument("--tune", required=True, metavar="TUNE_JSONL", help="tuning split (id, text, label)")
+    t.add_argument("--out-dir", required=True, metavar="OUT_DIR", help="folder to create (must not exist)")
+    t.add_argument("--seed", type=int, default=20261129, help="seed (default 20261129)")
+    t.add_argument("--lrs", default="0.003,0.01,0.03", help="comma-separated Adam learning rates to try")
+    t.add_argument("--epochs", type=int, default=12, help="maximum epochs per learning rate (default 12)")
+    t.add_argument("--buckets", type=int, default=16384, help="hash buckets (default 16384)")
+    t.add_argument("--dim", type=int, default=48, help="embedding width (default 48)")
+    t.add_argument("--context", type=int, default=512, help="words kept per text (default 512)")
+    t.add_argument("--limit", type=int, default=None, help="use only the first N records of each split (tests)")
+    t.set_defaults(handler=_cmd_train)

@@ -1,0 +1,18 @@
+"""Money as text: integer (or exact decimal) cents to a USD amount, exact at any size, one rounding rule."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+__all__ = ["usd_amount"]
+
+
+def usd_amount(cents: int | Decimal | str, *, grouping: bool = False) -> str:
+    """Cents as a USD amount with two decimals, half up: 207100 -> "2071.00" ("2,071.00" with grouping).
+
+    The precision grows with the number, so that no amount is ever rounded to a float's digits.
+    """
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(str(cents)) + 4)
+        value = (Decimal(str(cents)) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+        return f"{value:,.2f}" if grouping else f"{value:.2f}"

@@ -1,0 +1,1 @@
+"""The GPU side: measure a configuration and run a campaign (standard library, torch and numpy only)."""

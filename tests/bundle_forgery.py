@@ -15,6 +15,7 @@ from conftest import REPO
 
 from generator.bundle import signing
 from generator.bundle.bagit_format import digests, manifest_text
+from generator.core.safefiles import sha256_file
 
 
 def fingerprint(cert: Path) -> str:
@@ -46,7 +47,10 @@ def reseal(root: Path, key_cert: tuple[Path, Path] | None) -> None:
     identity = signing.load_pem_identity(*key_cert) if key_cert else None
     manifest["signed"] = identity is not None
     manifest["signer"] = {"subject": identity.subject, "certificate_sha256": identity.fingerprint} if identity else None
-    tag_sha = lambda name: digests(root / name, ("sha256",))["sha256"]  # noqa: E731
+
+    def tag_sha(name: str) -> str:
+        return sha256_file(root / name)
+
     if "tag_files" in manifest:  # the signed tag files (this change): tag manifest first, then MANIFEST.json
         listed = ["bag-info.txt", "bagit.txt", "manifest-sha256.txt", "manifest-sha512.txt"]
         (root / "tagmanifest-sha256.txt").write_text(manifest_text({t: tag_sha(t) for t in listed}), encoding="utf-8")
@@ -57,9 +61,9 @@ def reseal(root: Path, key_cert: tuple[Path, Path] | None) -> None:
     (root / "MANIFEST.json").write_bytes(data)
     for name in ("MANIFEST.json.sig", "signer.pem"):
         (root / name).unlink(missing_ok=True)
-    if identity is not None:
+    if identity is not None and key_cert is not None:
         (root / "MANIFEST.json.sig").write_bytes(signing.sign_bytes(identity, data))
-        shutil.copyfile(key_cert[1], root / "signer.pem")  # type: ignore[index]
+        shutil.copyfile(key_cert[1], root / "signer.pem")
     if "tag_files" not in manifest:  # before: the tag manifest came last and listed every other tag file
         tags = sorted(p.name for p in root.iterdir() if p.is_file() and not p.name.startswith("tagmanifest-"))
         (root / "tagmanifest-sha256.txt").write_text(manifest_text({t: tag_sha(t) for t in tags}), encoding="utf-8")
@@ -69,7 +73,7 @@ def rewrite_tagmanifest(root: Path) -> None:
     """What anyone can do without a key: list every top-level file again in the (unsigned) tag manifest."""
     tags = sorted(p.name for p in root.iterdir() if p.is_file() and not p.name.startswith("tagmanifest-"))
     (root / "tagmanifest-sha256.txt").write_text(
-        manifest_text({t: digests(root / t, ("sha256",))["sha256"] for t in tags}), encoding="utf-8")
+        manifest_text({t: sha256_file(root / t) for t in tags}), encoding="utf-8")
 
 
 def normalized(out: str, bundle: Path) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import random
 import sys
@@ -121,8 +122,8 @@ def one_input(seed: int, index: int, found: Path, stats: collections.Counter, fa
                 (found / name / "files").mkdir(parents=True, exist_ok=True)
                 (found / name / "files" / "bundle.zip").write_bytes(Path(root).read_bytes())
                 (found / name / "case.json").write_text(
-                    '{"kind": "zip", "commands": [["verify", "{root}"]], "expect": [0, 1, 2], "note": "seed %d"}\n'
-                    % seed)
+                    json.dumps({"kind": "zip", "commands": [["verify", "{root}"]], "expect": [0, 1, 2],
+                                "note": f"seed {seed}"}) + "\n")
             if verbose:
                 print(f"saved {found / name}", flush=True)
 
@@ -171,9 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     commands = sum(v for k, v in stats.items() if k.startswith("commands:"))
     print("=" * 72)
     print(f"inputs tried: {index} in {minutes:.1f} min (base seed {base}); commands run: {commands}")
-    print("by kind: " + ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(stats.items()) if k.startswith("inputs:")))
-    print("commands: " + ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(stats.items()) if k.startswith("commands:")))
-    print("exit statuses: " + ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(stats.items()) if k.startswith("exit:")))
+    def counts(prefix: str) -> str:
+        return ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(stats.items()) if k.startswith(prefix))
+
+    print("by kind: " + counts("inputs:"))
+    print("commands: " + counts("commands:"))
+    print("exit statuses: " + counts("exit:"))
     print(f"known bugs hit (reported, in files others own): {sum(known.values())}")
     for bug, n in known.most_common():
         print(f"  {n} x {bug}")

@@ -840,7 +840,7 @@ def m_deadline_before_window_end(c: Path) -> list[Where]:
 
 def m_overlapping_series(c: Path) -> list[Where]:
     # b1 as fast as b4, with overlapping ranges: the five runs do not decide between them
-    for run, seconds in zip(range(1, 6), ("39.1", "41.9", "40.3", "42.6", "38.7")):
+    for run, seconds in zip(range(1, 6), ("39.1", "41.9", "40.3", "42.6", "38.7"), strict=True):
         set_row(c, RTX, "b1", "warm", run, elapsed_seconds=seconds)
     return []
 

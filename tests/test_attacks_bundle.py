@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ from conftest import EXAMPLE, REPO
 
 from generator.bundle import signing
 from generator.cli.main import main
+
+CopyOf = Callable[[Path], Path]  # the `copy_of` fixture: a private copy of a bundle, to attack
 
 # --- fixtures: a genuine bundle, and one forged by someone else's key under the same name ----------------
 
@@ -60,7 +63,7 @@ def forged(attacker: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture
-def copy_of(tmp_path: Path):  # type: ignore[no-untyped-def]
+def copy_of(tmp_path: Path) -> CopyOf:
     def _copy(bundle: Path) -> Path:
         target = tmp_path / "bundle"
         shutil.copytree(bundle, target)
@@ -86,7 +89,7 @@ def test_without_a_trust_anchor_neither_the_genuine_nor_the_forgery_says_ok(genu
 
 def test_a_forgery_claiming_the_genuine_bundle_id_fails_its_cross_checks(genuine: Path, forged: Path,
                                                                          attacker: tuple[Path, Path],
-                                                                         copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                                         copy_of: CopyOf) -> None:
     bundle = copy_of(forged)
     genuine_id = json.loads((genuine / "MANIFEST.json").read_text())["bundle_id"]
     forged_id = json.loads((bundle / "MANIFEST.json").read_text())["bundle_id"]
@@ -125,7 +128,7 @@ def test_the_genuine_bundle_verifies_with_the_fingerprint_in_either_spelling(gen
 
 
 def test_trust_with_allow_unsigned_is_refused_on_a_stripped_bundle(genuine: Path, keys: tuple[Path, Path],
-                                                                   copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                                   copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     decision = bundle / "data/decision.json"
     decision.write_text(decision.read_text().replace('"answer": "rtx4090-batch/b', '"answer": "b200-batch/b', 1))
@@ -141,7 +144,7 @@ def test_trust_with_allow_unsigned_is_refused_on_a_stripped_bundle(genuine: Path
 
 
 def test_an_extra_pdf_with_a_rewritten_tag_manifest_is_refused(genuine: Path, keys: tuple[Path, Path],
-                                                               copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                               copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     shutil.copyfile(bundle / "data/decision-note.pdf", bundle / "decision-note-FINAL.pdf")
     rewrite_tagmanifest(bundle)
@@ -152,7 +155,7 @@ def test_an_extra_pdf_with_a_rewritten_tag_manifest_is_refused(genuine: Path, ke
 
 
 def test_files_and_folders_named_tagmanifest_are_refused(genuine: Path, keys: tuple[Path, Path],
-                                                        copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                        copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     (bundle / "tagmanifest-md5.txt").write_text("0" * 32 + "  bagit.txt\n")
     (bundle / "tagmanifest-x").mkdir()
@@ -171,7 +174,7 @@ def test_files_and_folders_named_tagmanifest_are_refused(genuine: Path, keys: tu
     ("Bagging-Date: 20", "Bagging-Date: 19"),
     ("Bag-Software-Agent: gpu-audit", "Bag-Software-Agent: gpu-audit\nApproved-By: CFO"),
 ])
-def test_rewritten_or_added_bag_info_fields_are_refused(genuine: Path, keys: tuple[Path, Path], copy_of,  # type: ignore[no-untyped-def]
+def test_rewritten_or_added_bag_info_fields_are_refused(genuine: Path, keys: tuple[Path, Path], copy_of: CopyOf,
                                                         old: str, new: str) -> None:
     bundle = copy_of(genuine)
     info = bundle / "bag-info.txt"
@@ -187,7 +190,7 @@ def test_rewritten_or_added_bag_info_fields_are_refused(genuine: Path, keys: tup
 
 
 def test_an_added_bag_info_field_is_refused_even_when_re_signed(forged: Path, attacker: tuple[Path, Path],
-                                                                copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                                copy_of: CopyOf) -> None:
     bundle = copy_of(forged)
     info = bundle / "bag-info.txt"
     info.write_text(info.read_text() + "Approved-By: CFO\n", encoding="utf-8")
@@ -229,7 +232,7 @@ def _readme_check(bundle: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.skipif(not all(shutil.which(t) for t in ("jq", "sha256sum", "openssl", "pdfdetach")),
                     reason="jq, sha256sum, openssl and pdfdetach are needed")
 def test_the_readme_check_without_gpu_audit_accepts_the_genuine_and_catches_tampering(
-        genuine: Path, keys: tuple[Path, Path], copy_of) -> None:  # type: ignore[no-untyped-def]
+        genuine: Path, keys: tuple[Path, Path], copy_of: CopyOf) -> None:
     ok = _readme_check(genuine)
     assert ok.returncode == 0 and "all checks passed" in ok.stdout, ok.stdout + ok.stderr
     fp = fingerprint(keys[1])
@@ -245,7 +248,7 @@ def test_the_readme_check_without_gpu_audit_accepts_the_genuine_and_catches_tamp
 
 
 def test_a_decision_json_that_differs_from_the_pdfs_is_refused(genuine: Path, keys: tuple[Path, Path],
-                                                               copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                               copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     decision = bundle / "data/decision.json"
     changed = decision.read_text().replace('"answer": "rtx4090-batch/b', '"answer": "b200-batch/b', 1)
@@ -260,7 +263,7 @@ def test_a_decision_json_that_differs_from_the_pdfs_is_refused(genuine: Path, ke
 
 
 def test_an_input_copy_that_differs_from_the_decisions_fingerprint_is_refused(genuine: Path, keys: tuple[Path, Path],
-                                                                               copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                                               copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     grid = bundle / "data/inputs/resultats-bruts.csv"
     grid.write_bytes(grid.read_bytes() + b"\n")  # a blank line more than the copy that was validated
@@ -303,7 +306,7 @@ def test_the_note_verifies_on_its_own_and_an_incremental_update_is_caught(genuin
 
 
 def test_a_large_pdf_whose_checksum_failed_is_never_parsed(genuine: Path, keys: tuple[Path, Path],
-                                                           copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                           copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     (bundle / "data/decision-note.pdf").write_bytes(hostile_pdf(1_000_000))
     # Peak memory from the process's own high-water mark (ru_maxrss would include the parent's, kept across exec).
@@ -321,7 +324,7 @@ def test_a_large_pdf_whose_checksum_failed_is_never_parsed(genuine: Path, keys: 
 
 
 def test_a_costly_pdf_that_passes_its_checksums_is_parsed_within_bounds(genuine: Path, attacker: tuple[Path, Path],
-                                                                         copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                                         copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     (bundle / "data/decision-note.pdf").write_bytes(hostile_pdf(1_000_000))
     reseal(bundle, attacker)  # every checksum holds: without a trust anchor the note is parsed
@@ -358,7 +361,7 @@ def test_a_zip_entry_name_cannot_rewrite_the_terminal(genuine: Path, keys: tuple
 
 
 def test_a_file_name_in_a_folder_bundle_cannot_rewrite_the_terminal(genuine: Path, keys: tuple[Path, Path],
-                                                                   copy_of) -> None:  # type: ignore[no-untyped-def]
+                                                                   copy_of: CopyOf) -> None:
     bundle = copy_of(genuine)
     (bundle / "data" / "x\r\x1b[2KOK: verifies\u202e").write_bytes(b"surprise")
     code, out = verify(str(bundle), "--trust", str(keys[1]))

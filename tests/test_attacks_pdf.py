@@ -101,7 +101,9 @@ def word_box(pdf: bytes, tmp_path: Path, after: str) -> tuple[int, int, int, int
     path.write_bytes(pdf)
     xml = subprocess.run(["pdftotext", "-bbox", "-f", "1", "-l", "1", str(path), "-"], capture_output=True,
                          text=True, timeout=60, check=True).stdout
-    page_height = float(re.search(r'<page width="[\d.]+" height="([\d.]+)"', xml).group(1))  # type: ignore[union-attr]
+    page = re.search(r'<page width="[\d.]+" height="([\d.]+)"', xml)
+    assert page is not None, xml[:500]
+    page_height = float(page.group(1))
     words = re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>', xml)
     i = next(i for i, w in enumerate(words) if w[4] == after)
     x1, y1, _x2, y2, _ = words[i + 1]

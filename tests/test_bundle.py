@@ -80,7 +80,8 @@ def test_clean_bundle_verifies(run_cli, built: Path, keys: tuple[Path, Path]) ->
     assert r.code == 0, r.out
     fingerprint = signing.cert_fingerprint(signing.load_pem_identity(*keys).cert)
     bundle_id = json.loads((built / "MANIFEST.json").read_text())["bundle_id"]
-    assert r.out.splitlines()[-1] == f"OK: {built} verifies: bundle {bundle_id}, signed by SHA256:{fingerprint}, trusted"
+    assert (r.out.splitlines()[-1]
+            == f"OK: {built} verifies: bundle {bundle_id}, signed by SHA256:{fingerprint}, trusted")
     assert f"signer: SHA256:{fingerprint} (read from the signatures; the certificate calls itself " \
         "O=Example Org,CN=Example Org," in r.out
 
@@ -208,7 +209,8 @@ def test_pkcs12_with_passphrase(run_cli, keys: tuple[Path, Path], tmp_path: Path
     assert r.code == 0, r.out
 
 
-def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path: Path, keys: tuple[Path, Path]) -> None:
+def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path: Path,
+                                              keys: tuple[Path, Path]) -> None:
     set_cell(campaign, 1, "quality_threshold", "0.5")
     r = run_cli("build", str(campaign), "-o", str(tmp_path / "b"), "--key", str(keys[0]), "--cert", str(keys[1]),
                 "--strict")

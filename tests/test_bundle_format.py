@@ -39,13 +39,62 @@ def test_bundle_id_has_one_definition() -> None:
     assert note.PDF_NAME == PDF_NAME
 
 
+# What a finance reader's `verify` must not load (issue 18): the renderer, the audit side, the build, pyHanko
+# (the note is parsed in a child process: generator.bundle.notejob) and the libraries behind them.
+HEAVY = ("jinja2", "weasyprint", "pyarrow", "numpy", "jsonschema", "pandas", "matplotlib", "pyhanko",
+         "generator.audit", "generator.render", "generator.bundle.build")
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules `python -X importtime` reports (its lines: `import time: self | cumulative | name`)."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def _heavy(names: set[str]) -> list[str]:
+    return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in HEAVY))
+
+
 def test_verify_imports_neither_the_renderer_nor_the_audit_side() -> None:
-    heavy = ("jinja2", "weasyprint", "pyarrow", "numpy", "jsonschema", "pandas", "matplotlib", "generator.render",
-             "generator.bundle.build", "generator.audit.check", "pyhanko")
-    proc = subprocess.run([sys.executable, "-c", "import sys, generator.cli.main, generator.bundle.verify; "
-                           f"print([m for m in {heavy!r} if m in sys.modules])"],
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import generator.bundle.verify"],
                           capture_output=True, text=True, cwd=REPO)
-    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+    names = _imported(proc.stderr)
+    assert proc.returncode == 0 and "generator.bundle.verify" in names, proc.stderr[-2000:]
+    assert _heavy(names) == []
+
+
+def test_the_verify_command_stays_light(genuine: Path) -> None:
+    """The whole command path (`python -m generator verify`, its CLI handler, a full verification) loads none."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "generator", "verify", str(genuine),
+                           "--trust", str(genuine / "signer.pem")], capture_output=True, text=True, cwd=REPO)
+    names = _imported(proc.stderr)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    assert {"generator.cli.main", "generator.bundle.verify"} <= names
+    assert _heavy(names) == []
+
+
+def test_bag_info_names_the_weasyprint_that_rendered_the_note(genuine: Path) -> None:
+    from importlib.metadata import version
+
+    from generator.bundle.verify import load_trust, verify_bundle
+
+    field = ["Note-Renderer", f"WeasyPrint {version('weasyprint')}"]
+    assert f"{field[0]}: {field[1]}\n" in (genuine / "bag-info.txt").read_text(encoding="utf-8")
+    assert field in json.loads((genuine / "MANIFEST.json").read_text())["bag_info"]  # signed with the rest
+    report = verify_bundle(genuine, trust=load_trust(genuine / "signer.pem"))
+    assert report.ok and report.state == "trusted", [str(p) for p in report.problems]
+
+
+def test_bagit_py_validates_the_bag_with_its_note_renderer_field(genuine: Path) -> None:
+    bagit = pytest.importorskip("bagit")
+    from importlib.metadata import version
+
+    bag = bagit.Bag(str(genuine))
+    bag.validate()  # raises BagValidationError on any problem
+    assert bag.info["Note-Renderer"] == f"WeasyPrint {version('weasyprint')}"
 
 
 def test_a_finding_names_a_file_with_control_characters_escaped() -> None:

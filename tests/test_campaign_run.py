@@ -17,7 +17,7 @@ from generator.audit.findings import Severity
 
 torch = pytest.importorskip("torch")
 
-from generator.gpu import campaign_run, textclf  # noqa: E402
+from generator.gpu import campaign_rows, campaign_run, textclf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "inputs" / "corpora" / "debian-descriptions"
@@ -103,7 +103,7 @@ def test_cpu_end_to_end_passes_check(tiny: dict[str, Path], run_cli: Any, tmp_pa
     with (out / "resultats-bruts.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 3 * (1 + 2)
-    assert all(campaign_run.CPU_NOTE in row["notes"] and row["device"] == "cpu" for row in rows)
+    assert all(campaign_rows.CPU_NOTE in row["notes"] and row["device"] == "cpu" for row in rows)
     assert all(row["peak_allocated_bytes"] == "" for row in rows)  # not measured, never 0
     warm = [(row["variant_id"], row["run_index"]) for row in rows if row["phase"] == "warm"]
     assert len(warm) == 6 and len(list(out.glob("predictions/*/*/*.csv"))) == 9

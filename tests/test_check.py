@@ -210,7 +210,8 @@ def test_window_longer_than_the_registered_package(run_cli, campaign: Path) -> N
     (campaign / "protocol.json").write_text(json.dumps(proto))
     r = run_cli("check", str(campaign))
     assert r.code == 1
-    assert "the 7-day package (168 h) does not cover the 216 h window" in finding(r.out, "package-does-not-cover-window")
+    cover = finding(r.out, "package-does-not-cover-window")
+    assert "the 7-day package (168 h) does not cover the 216 h window" in cover
     assert "Answer: none (no admissible configuration" in r.out
 
 
@@ -225,8 +226,8 @@ def test_gpu_missing_from_tariffs_leaves_cost_undefined(run_cli, campaign: Path)
     assert [f.code for f in result.findings] == ["no-tariff"]
     b200 = [c for c in result.decision["configurations"] if c["gpu"] == "b200"]
     assert all(c["committed_budget_usd_minor"] is None for c in b200)
-    assert all(c["cost_per_accepted_result"] == {"usd_minor": None,
-                                                 "undefined_reason": "no tariff for this GPU and duration"} for c in b200)
+    undefined = {"usd_minor": None, "undefined_reason": "no tariff for this GPU and duration"}
+    assert all(c["cost_per_accepted_result"] == undefined for c in b200)
     assert run_cli("check", str(campaign)).code == 0
 
 

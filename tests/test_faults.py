@@ -212,7 +212,8 @@ def test_a_bug_is_exit_2_with_its_traceback_in_a_file(run_cli: RunCli, tmp_path:
     import tempfile
 
     def buggy(*args: Any, **kwargs: Any) -> Any:
-        return {}["no such key\nsecond line"]
+        nothing: dict[str, Any] = {}
+        return nothing["no such key\nsecond line"]
 
     monkeypatch.setattr("generator.audit.check.check_campaign", buggy)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

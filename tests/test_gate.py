@@ -49,7 +49,8 @@ def test_deleting_the_oom_row_does_not_make_b8_the_answer(campaign: Path) -> Non
     assert d["decision"]["answer"] != "rtx4090-batch/b8"
     assert "rtx4090-batch/b8" not in _ranked(d)
     assert not b8["admissible"]
-    assert any(r.startswith("evidence has 1 error finding(s): missing-attempt at resultats-bruts.csv") for r in b8["reasons"])
+    assert any(r.startswith("evidence has 1 error finding(s): missing-attempt at resultats-bruts.csv")
+               for r in b8["reasons"])
     assert {"configuration": "rtx4090-batch/b8", "reasons": b8["reasons"]} in d["decision"]["excluded"]
     assert [e["code"] for e in b8["evidence"]["errors"]] == ["missing-attempt"]
     # The grid's other configurations are untouched by b8's defect.

@@ -81,7 +81,8 @@ def test_json_loader_returns_findings_for_any_text(text: str, schema: str) -> No
 
 @settings(CI, max_examples=25)
 @given(rng=st.randoms(use_true_random=False))
-def test_label_files_return_problems_for_any_content(rng: random.Random, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_label_files_return_problems_for_any_content(rng: random.Random,
+                                                     tmp_path_factory: pytest.TempPathFactory) -> None:
     from generator.audit.readers.predictions import read_labels
 
     path = tmp_path_factory.mktemp("labels") / "warm-1.csv"
@@ -100,7 +101,9 @@ def test_validate_and_check_keep_the_property_on_mutated_campaigns(rng: random.R
     with harness.scratch() as work:
         campaign = harness.fresh_campaign(work)
         what = mutators.mutate_campaign(rng, campaign)
-        for argv in (["validate", campaign], ["check", campaign], ["validate", "--json", campaign]):
+        commands: list[list[str | Path]] = [["validate", campaign], ["check", campaign],
+                                            ["validate", "--json", campaign]]
+        for argv in commands:
             o, problems = harness.check_command(argv, [campaign, work / "outside"])
             _assert_property(o, problems, what)
 

@@ -99,7 +99,8 @@ def test_pem_key_missing_passphrase(run_cli, keys: tuple[Path, Path], encrypted_
     monkeypatch.delenv("GPU_AUDIT_KEY_PASSPHRASE", raising=False)
     r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(encrypted_key), "--cert", str(keys[1]))
     assert r.code == 2
-    assert r.err == f"gpu-audit: error: {encrypted_key} is encrypted: give its passphrase in $GPU_AUDIT_KEY_PASSPHRASE\n"
+    assert r.err == (f"gpu-audit: error: {encrypted_key} is encrypted: give its passphrase in "
+                     "$GPU_AUDIT_KEY_PASSPHRASE\n")
 
 
 def test_pem_key_passphrase_for_a_plain_key(run_cli, keys: tuple[Path, Path], tmp_path: Path,
@@ -117,7 +118,8 @@ def test_pem_key_right_passphrase_loads(encrypted_key: Path, keys: tuple[Path, P
     assert ident.fingerprint == signing.load_pem_identity(*keys).fingerprint
 
 
-@pytest.mark.parametrize("content", [b"", b"not a key", b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+@pytest.mark.parametrize("content", [b"", b"not a key",
+                                     b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
                                      b"\x00" * 100])
 def test_damaged_pem_key_is_a_usage_error(run_cli, keys: tuple[Path, Path], tmp_path: Path, content: bytes,
                                           monkeypatch: pytest.MonkeyPatch) -> None:

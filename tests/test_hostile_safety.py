@@ -9,7 +9,9 @@ import re
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import GRID, REPO, set_cell
@@ -19,8 +21,22 @@ from fuzz.mutators import SECRET, plant_outside
 from generator.bundle import signing
 
 
+@dataclass(frozen=True)
+class Built:
+    """One build and what it was made from."""
+
+    home: Path
+    campaign: Path
+    out: Path
+    key: Path
+    cert: Path
+    stray: Path  # a private key left inside the campaign folder
+    outcome: harness.Outcome
+    problems: list[str]
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """One signed build of a campaign copy that holds stray private keys, watched byte for byte and mtime."""
     home = tmp_path_factory.mktemp("safety")
     campaign = harness.fresh_campaign(home)
@@ -30,39 +46,39 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     out = home / "bundle"
     o, problems = harness.check_command(["build", campaign, "-o", out, "--key", key, "--cert", cert, "--quiet"],
                                         [campaign, home / "signing"])
-    return {"home": home, "campaign": campaign, "out": out, "key": key, "cert": cert, "stray": stray,
-            "outcome": o, "problems": problems}
+    return Built(home=home, campaign=campaign, out=out, key=key, cert=cert, stray=stray, outcome=o, problems=problems)
 
 
-def test_build_only_reads_its_inputs(built: dict) -> None:
-    o = built["outcome"]
-    assert not built["problems"], harness.describe(o, ["build"], built["problems"])
+def test_build_only_reads_its_inputs(built: Built) -> None:
+    o = built.outcome
+    assert not built.problems, harness.describe(o, ["build"], built.problems)
     assert o.code == 0, o.out + o.err
 
 
-def test_a_private_key_in_the_campaign_folder_never_enters_the_bundle(built: dict) -> None:
-    out: Path = built["out"]
+def test_a_private_key_in_the_campaign_folder_never_enters_the_bundle(built: Built) -> None:
+    out = built.out
     files = [p for p in out.rglob("*") if p.is_file()]
     assert files
     for p in files:
         assert b"PRIVATE KEY" not in p.read_bytes(), p
     assert [p.relative_to(out).as_posix() for p in files if p.suffix == ".pem"] == ["signer.pem"]
-    o = built["outcome"]
+    o = built.outcome
     assert "PRIVATE KEY" not in o.out + o.err
-    for key in (Path(built["stray"]), Path(built["key"])):  # neither the stray key nor the signing key is shown
+    for key in (built.stray, built.key):  # neither the stray key nor the signing key is shown
         body = [ln for ln in key.read_text().splitlines() if "-----" not in ln]
         assert not any(ln in o.out + o.err for ln in body)
 
 
-def test_the_built_bundle_verifies(built: dict) -> None:
-    o, problems = harness.check_command(["verify", built["out"], "--trust", built["cert"]], [built["out"]])
+def test_the_built_bundle_verifies(built: Built) -> None:
+    o, problems = harness.check_command(["verify", built.out, "--trust", built.cert], [built.out])
     assert not problems and o.code == 0, harness.describe(o, ["verify"], problems)
 
 
-def test_validate_check_render_and_verify_only_read_their_inputs(built: dict, tmp_path: Path) -> None:
-    campaign: Path = built["campaign"]
-    for argv in (["validate", campaign], ["validate", "--json", campaign], ["check", campaign],
-                 ["check", "--out", tmp_path / "decision.json", campaign]):
+def test_validate_check_render_and_verify_only_read_their_inputs(built: Built, tmp_path: Path) -> None:
+    campaign = built.campaign
+    commands: list[list[str | Path]] = [["validate", campaign], ["validate", "--json", campaign], ["check", campaign],
+                                        ["check", "--out", tmp_path / "decision.json", campaign]]
+    for argv in commands:
         o, problems = harness.check_command(argv, [campaign])
         assert not problems and o.code == 0, harness.describe(o, [], problems)
     decision = tmp_path / "decision.json"
@@ -71,9 +87,9 @@ def test_validate_check_render_and_verify_only_read_their_inputs(built: dict, tm
     assert not problems and o.code == 0, harness.describe(o, [], problems)
     assert sorted(p.name for p in (tmp_path / "note").iterdir()) == ["decision-note.html", "decision-note.pdf"]
     z = tmp_path / "bundle.zip"
-    subprocess.run([sys.executable, "-m", "zipfile", "-c", str(z), str(built["out"])], check=True)
-    for target in (built["out"], z):
-        o, problems = harness.check_command(["verify", target, "--trust", built["cert"]], [target])
+    subprocess.run([sys.executable, "-m", "zipfile", "-c", str(z), str(built.out)], check=True)
+    for target in (built.out, z):
+        o, problems = harness.check_command(["verify", target, "--trust", built.cert], [target])
         assert not problems and o.code == 0, harness.describe(o, [], problems)
 
 
@@ -88,10 +104,10 @@ def test_check_out_refuses_an_existing_file_and_leaves_it(run_cli, campaign: Pat
 # ------------------------------------------------------------------------------------------ racing builds
 
 
-def test_two_builds_racing_for_one_target_one_wins_the_other_refuses(built: dict, tmp_path: Path) -> None:
+def test_two_builds_racing_for_one_target_one_wins_the_other_refuses(built: Built, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     cmd = [sys.executable, "-m", "generator", "build", str(harness.EXAMPLE), "-o", str(out),
-           "--key", str(built["key"]), "--cert", str(built["cert"]), "--quiet"]
+           "--key", str(built.key), "--cert", str(built.cert), "--quiet"]
     procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     results = [(p.wait(timeout=300), *p.communicate()) for p in procs]
@@ -99,22 +115,23 @@ def test_two_builds_racing_for_one_target_one_wins_the_other_refuses(built: dict
     assert codes == [0, 2], results
     loser = next(r for r in results if r[0] == 2)
     assert re.fullmatch(rf"gpu-audit: error: (another build is writing {re.escape(str(out))}; nothing is overwritten"
-                        rf"|{re.escape(str(out))} already exists; choose a new bundle path \(nothing is overwritten\))\n",
+                        rf"|{re.escape(str(out))} already exists; choose a new bundle path "
+                        rf"\(nothing is overwritten\))\n",
                         loser[2]), loser
     assert "Traceback" not in loser[2]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]  # no temporary folder, no lock left
-    v = harness.run_main(["verify", out, "--trust", built["cert"]])
+    v = harness.run_main(["verify", out, "--trust", built.cert])
     assert v.code == 0, v.out
 
 
-def test_a_build_target_that_appears_during_the_build_is_not_replaced(built: dict, tmp_path: Path,
+def test_a_build_target_that_appears_during_the_build_is_not_replaced(built: Built, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from generator.bundle import build as bundle_mod
 
     out = tmp_path / "bundle"
     real = bundle_mod._write_tag_files
 
-    def meanwhile(*args: object, **kwargs: object) -> None:
+    def meanwhile(*args: Any, **kwargs: Any) -> None:
         real(*args, **kwargs)
         out.mkdir()
         (out / "theirs.txt").write_text("someone else's")
@@ -171,7 +188,8 @@ def test_grid_linked_to_etc_passwd_is_refused_and_not_shown(run_cli, campaign: P
     for cmd in ("validate", "check"):
         r = run_cli(cmd, str(campaign))
         assert r.code == 1
-        assert "raw results path 'resultats-bruts.csv' leaves the campaign folder [error path-outside-campaign]" in r.out
+        assert ("raw results path 'resultats-bruts.csv' leaves the campaign folder [error path-outside-campaign]"
+                in r.out)
         assert "root:" not in r.out + r.err
 
 
@@ -219,8 +237,10 @@ def test_no_command_opens_a_connection_even_when_inputs_ask(tmp_path: Path) -> N
     (campaign / "protocol.json").write_text(json.dumps(proto))
     set_cell(campaign, 1, "notes", '<img src="http://192.0.2.1/a.png"> <script src="http://192.0.2.1/s.js"></script>')
     out = tmp_path / "bundle"
-    for argv in (["validate", campaign], ["check", "--out", tmp_path / "d.json", campaign],
-                 ["build", campaign, "-o", out, "--unsigned", "--quiet"], ["verify", out, "--allow-unsigned"]):
+    commands: list[list[str | Path]] = [["validate", campaign], ["check", "--out", tmp_path / "d.json", campaign],
+                                        ["build", campaign, "-o", out, "--unsigned", "--quiet"],
+                                        ["verify", out, "--allow-unsigned"]]
+    for argv in commands:
         o, problems = harness.check_command(argv, [campaign])
         assert not problems, harness.describe(o, [], problems)
         assert o.network == []

@@ -31,7 +31,8 @@ def _run_module(tmp_path: Path, body: str) -> subprocess.CompletedProcess[bytes]
 
 def test_an_interrupt_escaping_exec_still_exits_130(tmp_path: Path) -> None:
     # dataclasses build their methods with exec(); CPython then ended a `-m` run with SIGINT (-2), not 130
-    r = _run_module(tmp_path, "exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(9): pass')\n"
+    r = _run_module(tmp_path, "exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\n"
+                              "for _ in range(9): pass')\n"
                               "return 0")
     assert (r.returncode, r.stderr) == (130, INTERRUPTED)
 
@@ -78,7 +79,8 @@ def test_an_interrupt_in_the_import_lock_callback_is_taken_after_it(tmp_path: Pa
     done = tmp_path / "callback-finished"
     started = time.monotonic()
     r = _run_module(tmp_path, "namespace = {}\n"
-                              "exec(compile('def cb(done):\\n    import os, signal\\n    os.kill(os.getpid(), signal.SIGINT)\\n"
+                              "exec(compile('def cb(done):\\n    import os, signal\\n"
+                              "    os.kill(os.getpid(), signal.SIGINT)\\n"
                               "    for _ in range(99): pass\\n    open(done, \"w\").close()\\n', "
                               "'<frozen importlib._bootstrap>', 'exec'), namespace)\n"
                               f"namespace['cb']({str(done)!r})\n"

@@ -25,8 +25,8 @@ from generator.render import filters, view
 NOTE_LENGTH = 9000
 EXTRA_ROWS = 100
 SLACK_SECONDS = 5.0  # processor seconds the long case may take beyond the normal one, and no more
-WORDS = ("the", "run", "was", "slow", "because", "the", "driver", "reloaded", "and", "the", "fan", "spun", "up", "again",
-         "while", "a", "batch", "waited")
+WORDS = ("the", "run", "was", "slow", "because", "the", "driver", "reloaded", "and", "the", "fan", "spun", "up",
+         "again", "while", "a", "batch", "waited")
 
 
 def _cpu_seconds() -> float:
@@ -109,7 +109,7 @@ def example_decision(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
 
     out = tmp_path_factory.mktemp("decision") / "decision.json"
     assert main(["check", str(EXAMPLE), "--out", str(out)]) == 0
-    return json.loads(out.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def _decision(tmp_path: Path, example: dict[str, Any], name: str, change: Any = None) -> Path:

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import stat
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
+from generator import __version__
 from generator.cli.main import main
 from generator.core.errors import OutputExistsError, UsageError
-from generator.gpu import measure
+from generator.gpu import environment, estimate, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "schemas" / "measurement.schema.json").read_text(encoding="utf-8"))
@@ -83,17 +86,17 @@ def test_estimate_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("bits,expected", [(1, 1), (4, 1), (8, 1), (9, 2), (12, 2), (16, 2), (17, 3), (32, 4)])
 def test_estimate_rounds_bits_up_to_whole_bytes(bits: int, expected: int) -> None:
-    est = measure.estimate_weights(1000, bits)
+    est = estimate.estimate_weights(1000, bits)
     assert est.bytes_per_parameter == expected
     assert est.weight_bytes == 1000 * expected
     assert est.reserve_bytes == 0 and est.total_bytes == est.weight_bytes
 
 
 def test_estimate_gib_and_gb_units() -> None:
-    est = measure.estimate_weights(2**30, 8, "0.5")
+    est = estimate.estimate_weights(2**30, 8, "0.5")
     assert est.weight_gib == 1
-    assert est.weight_gb == measure.Decimal(2**30) / 10**9
-    assert est.total_gib == measure.Decimal("1.5")
+    assert est.weight_gb == Decimal(2**30) / 10**9
+    assert est.total_gib == Decimal("1.5")
 
 
 @pytest.mark.parametrize("argv,fragment", [
@@ -116,9 +119,9 @@ def test_estimate_invalid_input_exits_2(argv: list[str], fragment: str, capsys: 
 
 def test_estimate_library_rejects_bad_types() -> None:
     with pytest.raises(UsageError):
-        measure.estimate_weights(True, 16)
+        estimate.estimate_weights(True, 16)
     with pytest.raises(UsageError):
-        measure.estimate_weights(10, 16.0)  # type: ignore[arg-type]
+        estimate.estimate_weights(10, 16.0)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- environment
@@ -138,7 +141,7 @@ def test_environment_without_torch(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert env["gpu_available"] is False
     assert env["torch_version"] is None and env["runtime"] is None
     assert "PyTorch could not be imported" in env["unavailable_reason"]
-    assert env["python_version"] == measure.platform.python_version()
+    assert env["python_version"] == platform.python_version()
 
 
 def test_environment_with_torch_but_no_gpu(capsys: pytest.CaptureFixture[str]) -> None:
@@ -155,7 +158,7 @@ def test_environment_with_torch_but_no_gpu(capsys: pytest.CaptureFixture[str]) -
 
 def test_environment_collects_no_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPU_AUDIT_SECRET_PROBE", "do-not-leak-4711")
-    env = measure.collect_environment("cuda:0")
+    env = environment.collect_environment("cuda:0")
     assert set(env) == set(SCHEMA["properties"]["environment"]["properties"])
     assert "do-not-leak-4711" not in json.dumps(env)
 
@@ -186,7 +189,7 @@ def _fake_nvidia_smi(folder: Path, body: str) -> None:
 def test_driver_version_read_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_nvidia_smi(tmp_path, 'case "$*" in *driver_version*) printf "580.159.03\\n580.159.03\\n";; *) exit 3;; esac')
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert measure.read_driver_version() == "580.159.03"
+    assert environment.read_driver_version() == "580.159.03"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="uses a shell script as nvidia-smi")
@@ -194,9 +197,9 @@ def test_driver_version_null_when_nvidia_smi_fails_or_is_absent(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_nvidia_smi(tmp_path, "echo 'NVIDIA-SMI has failed' ; exit 9")
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert measure.read_driver_version() is None
+    assert environment.read_driver_version() is None
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert measure.read_driver_version() is None
+    assert environment.read_driver_version() is None
 
 
 # --------------------------------------------------------------------------- run: refusals
@@ -356,10 +359,11 @@ class FakeCounters:
 
 def _measure_on_cpu(fail_phase: int | None = None, **overrides: Any) -> tuple[measure.MeasurementResult, FakeCounters]:
     torch = pytest.importorskip("torch")
-    values = dict(device="cuda:0", batch=2, context=3, width=8, dtype="float32", warmup=2, repeats=3, seed=7)
+    values: dict[str, Any] = {"device": "cuda:0", "batch": 2, "context": 3, "width": 8, "dtype": "float32",
+                              "warmup": 2, "repeats": 3, "seed": 7}
     values.update(overrides)
     config = measure.RunConfig(**values)
-    env = measure.collect_environment("cuda:0", devices_used=1)
+    env = environment.collect_environment("cuda:0", devices_used=1)
     counters = FakeCounters(torch, fail_phase)
     return measure._measure(torch, config, env, counters, torch.device("cpu")), counters
 
@@ -370,7 +374,7 @@ def test_phase_protocol_document_is_valid(dtype: str) -> None:
     doc = result.document
     validate_measurement(doc)
     assert result.failed is False
-    assert doc["tool"] == f"gpu-audit {measure.__version__} measure"
+    assert doc["tool"] == f"gpu-audit {__version__} measure"
     assert doc["synthetic_data"] is False
     assert doc["environment"]["devices_used"] == 1
     assert doc["configuration"]["dtype"] == dtype and doc["configuration"]["seed"] == 7

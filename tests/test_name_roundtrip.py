@@ -36,7 +36,7 @@ BUILT = [case for case, (_, rejected) in NAMES.items() if rejected]
 
 
 def _protocol(campaign: Path) -> dict[str, Any]:
-    return json.loads((campaign / "protocol.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads((campaign / "protocol.json").read_text(encoding="utf-8"))
 
 
 def _rename_measurement(campaign: Path, name: str) -> str:
@@ -53,7 +53,7 @@ def _rename_measurement(campaign: Path, name: str) -> str:
 def _findings(run_cli: Any, campaign: Path) -> list[dict[str, Any]]:
     result = run_cli("check", str(campaign), "--json")
     assert result.code == 1, result.err
-    return json.loads(result.out)["findings"]  # type: ignore[no-any-return]
+    return json.loads(result.out)["findings"]
 
 
 def _name_finding(findings: list[dict[str, Any]], field: str, value: str) -> dict[str, Any]:

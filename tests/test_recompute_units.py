@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, f1_score
 
 from generator.audit.recompute import cost, memory, timing
-from generator.audit.recompute.metrics import compute_metric, quality_rule_holds
-from generator.core.errors import UsageError
+from generator.audit.recompute.model import CostPerResult, Separation
+from generator.core.errors import LocalTimeError, QuoteError, UsageError
+from generator.core.metrics import compute_metric, quality_rule_holds
 
 LABELS = ["a", "b", "c", "d"]
 
@@ -50,14 +51,14 @@ def test_quality_rule_tolerance_against_reference() -> None:
 
 def test_no_tail_percentile_from_five_runs() -> None:
     s = timing.phase_stats([5.0, 1.0, 3.0, 2.0, 4.0], failures=1)
-    assert (s["median"], s["min"], s["max"], s["successes"], s["failures"]) == (3.0, 1.0, 5.0, 5, 1)
-    assert s["p95"] is None
-    assert "5 observations are too few" in s["tail_note"]
+    assert (s.median, s.min, s.max, s.successes, s.failures) == (3.0, 1.0, 5.0, 5, 1)
+    assert s.p95 is None
+    assert s.tail_note is not None and "5 observations are too few" in s.tail_note
 
 
 def test_tail_percentile_from_twenty_runs() -> None:
     s = timing.phase_stats([float(i) for i in range(1, 21)], failures=0)
-    assert s["p95"] == 19.0 and s["tail_note"] is None
+    assert s.p95 == 19.0 and s.tail_note is None
 
 
 def test_separation_overlap_and_gap() -> None:
@@ -65,10 +66,19 @@ def test_separation_overlap_and_gap() -> None:
     b = timing.phase_stats([11.5, 12.5, 13.0], 0)
     c = timing.phase_stats([30.0, 31.0, 32.0], 0)
     d = timing.phase_stats([12.1, 12.2, 30.0], 0)
-    assert timing.separation(a, b)["decides"] is False
-    assert timing.separation(a, c)["decides"] is True
-    assert timing.separation(a, d) == pytest.approx({"decides": False, "gap": 1.2, "spread": 17.9,
-                                                     "reason": "the gap between medians is no larger than the spread"})
+    assert timing.separation(a, b).decides is False
+    assert timing.separation(a, c).decides is True
+    assert timing.separation(a, d).to_json_dict() == pytest.approx(
+        {"decides": False, "gap": 1.2, "spread": 17.9,
+         "reason": "the gap between medians is no larger than the spread"})
+
+
+def test_separation_without_a_successful_run_has_no_gap() -> None:
+    none = timing.phase_stats([], 2)
+    sep = timing.separation(none, timing.phase_stats([1.0], 0))
+    assert sep == Separation(decides=False, gap=None, spread=None, reason="a series has no successful run")
+    # The format has always left gap and spread out here, rather than writing them as null.
+    assert sep.to_json_dict() == {"decides": False, "reason": "a series has no successful run"}
 
 
 def test_memory_invariants() -> None:
@@ -95,11 +105,30 @@ def test_seed_prices() -> None:
 
 
 def test_cost_per_result_and_zero_refused() -> None:
-    assert cost.per_result(207100, 3) == {"usd_minor": "69033.33", "undefined_reason": None}
-    assert cost.per_result(11000, 0)["usd_minor"] is None
-    assert cost.per_result(11000, None)["usd_minor"] is None
-    with pytest.raises(UsageError, match="0 is refused"):
+    assert cost.per_result(207100, 3) == CostPerResult(usd_minor="69033.33", undefined_reason=None)
+    assert cost.per_result(11000, 0).usd_minor is None
+    assert cost.per_result(11000, None).usd_minor is None
+    with pytest.raises(QuoteError, match="0 is refused") as refused:
         cost.quote(_tariff("rtx-4090", 11000, 1), 1, 0)
+    assert "--" not in str(refused.value)
+    assert cost.quote(_tariff("rtx-4090", 11000, 1), 1, 2)["per_result"] == {"usd_minor": "5500.00",
+                                                                            "undefined_reason": None}
+
+
+def test_lots_refused_without_naming_an_option() -> None:
+    with pytest.raises(QuoteError, match="the number of lots must be a positive whole number") as refused:
+        cost.quote(_tariff("rtx-4090", 11000, 1), 0, None)
+    # Still a UsageError, so the command line keeps exiting 2; the library never names its options.
+    assert isinstance(refused.value, UsageError) and refused.value.exit_status == 2
+    assert "--" not in str(refused.value)
+
+
+def test_usd_is_the_one_money_format() -> None:
+    from generator.core.money import usd_amount
+
+    for cents in (0, 5, 207100, 10**40 + 1):
+        assert cost.usd(cents) == usd_amount(cents)
+    assert cost.usd(Decimal("207100")) == "2071.00"
 
 
 def test_monday_to_friday_is_96_hours_fitting_seven_days() -> None:
@@ -131,8 +160,21 @@ def test_window_beyond_thirty_days_names_extra_periods() -> None:
 
 
 def test_bad_timezone_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="not an IANA time zone"):
+    with pytest.raises(LocalTimeError, match="not an IANA time zone") as refused:
         cost.window_hours("2026-10-05T09:00", "2026-10-09T09:00", "Mars/Olympus")
+    assert isinstance(refused.value, UsageError) and refused.value.exit_status == 2
+
+
+@pytest.mark.parametrize("start,end", [
+    ("2026-10-25T02:30", "2026-10-26T09:00"),  # occurs twice in Europe/Paris
+    ("2027-03-28T02:30", "2027-03-29T09:00"),  # does not exist there
+    ("2026-10-05 9h", "2026-10-09T09:00"),
+    ("2026-10-05T09:00+02:00", "2026-10-09T09:00"),
+])
+def test_local_time_errors_name_no_option(start: str, end: str) -> None:
+    with pytest.raises(LocalTimeError) as refused:
+        cost.window_hours(start, end, "Europe/Paris", strict=True)
+    assert "--" not in str(refused.value)
 
 
 def _edited(draw: st.DrawFn) -> tuple[list[str], list[str]]:

@@ -5,33 +5,28 @@ from __future__ import annotations
 import base64
 import io
 import json
-import re
-from importlib import resources
+import subprocess
 from pathlib import Path
+from typing import Any
 from urllib import request
 
 import jinja2
 import pytest
-import tinycss2
 from conftest import EXAMPLE, read_grid, set_cell, write_grid
 from PIL import Image
 from pypdf import PdfReader
 
-from generator.core.resources import templates_dir
 from generator.render import charts, filters, note
 from generator.render.note import (
     HTML_NAME,
     PDF_NAME,
-    UA_STYLESHEET,
     _fetcher,
     environment,
     render_html,
     render_note,
     render_pdf,
 )
-from generator.render.pending import CHART_URL, PendingChart, png_pixels
 from generator.render.view import chart_request
-from generator.render.weasy import load_weasyprint
 
 
 @pytest.fixture(scope="module")
@@ -81,19 +76,21 @@ def test_figures_and_sections_are_in_the_pdf(rendered: Path) -> None:
         assert expected in text, expected
 
 
+def pdf_images(pdf: Path) -> list[list[str]]:
+    """`pdfimages -list`'s rows: page, number, type, width, height, colour, ..., x-ppi (12), y-ppi, ..."""
+    listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return [line.split() for line in listing.splitlines()[2:]]
+
+
 def test_charts_are_svg_in_the_html_and_greyscale_images_in_the_pdf(rendered: Path) -> None:
-    import base64
     import re
-    import subprocess
 
     html = (rendered / HTML_NAME).read_text()
     svgs = [base64.b64decode(u).decode() for u in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)]
     assert len(svgs) == 2
     assert "1 failed" in svgs[0] and "(no duration)" in svgs[0]  # the failed b8 run, named, not drawn at 0
     assert "peak allocated (part of reserved)" in svgs[1] and "failed" in svgs[1]
-    listing = subprocess.run(["pdfimages", "-list", str(rendered / PDF_NAME)], capture_output=True, text=True,
-                             check=True).stdout.splitlines()[2:]
-    images = [line.split() for line in listing]
+    images = pdf_images(rendered / PDF_NAME)
     assert [(cols[0], cols[5]) for cols in images] == [("3", "gray"), ("5", "gray")]  # page, colour space
     assert all(int(cols[12]) >= 150 for cols in images)  # x-ppi as placed on the page: sharp when printed
 
@@ -108,11 +105,12 @@ def test_renders_are_byte_identical(example_decision: Path, tmp_path: Path, rend
 
 def test_pdf_is_pdfa3b_with_evidence_attached(rendered: Path, example_decision: Path) -> None:
     reader = PdfReader(str(rendered / PDF_NAME))
-    xmp = reader.trailer["/Root"]["/Metadata"].get_object().get_data().decode()
+    root: Any = reader.trailer["/Root"]
+    xmp = root["/Metadata"].get_object().get_data().decode()
     assert 'pdfaid:part="3"' in xmp or "<pdfaid:part>3</pdfaid:part>" in xmp
     assert 'pdfaid:conformance="B"' in xmp or "<pdfaid:conformance>B</pdfaid:conformance>" in xmp
     relationships = {}
-    for spec in reader.trailer["/Root"]["/AF"]:
+    for spec in root["/AF"]:
         spec = spec.get_object()
         relationships[spec["/F"]] = spec["/AFRelationship"]
     assert relationships == {"decision.json": "/Data", "resultats-bruts.csv": "/Source", "protocol.json": "/Source"}
@@ -177,8 +175,8 @@ def test_injected_html_in_notes_is_text_and_fetches_nothing(campaign: Path, tmp_
     opened: list[str] = []
     original = request.OpenerDirector.open
 
-    def spy(self: request.OpenerDirector, url: object, *args: object, **kwargs: object) -> object:
-        full = url if isinstance(url, str) else url.full_url  # type: ignore[attr-defined]
+    def spy(self: request.OpenerDirector, url: Any, *args: Any, **kwargs: Any) -> object:
+        full = url if isinstance(url, str) else url.full_url
         opened.append(full)
         return original(self, url, *args, **kwargs)
 
@@ -203,8 +201,12 @@ def test_fetcher_refuses_everything_but_data_urls() -> None:
 def test_raw_html_reaching_the_pdf_stage_fetches_nothing(example_decision: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[str] = []
-    monkeypatch.setattr(request.OpenerDirector, "open",
-                        lambda self, url, *a, **k: opened.append(str(url)) or io.BytesIO(b""))
+
+    def recorded(self: request.OpenerDirector, url: object, *args: object, **kwargs: object) -> io.BytesIO:
+        opened.append(str(url))
+        return io.BytesIO(b"")
+
+    monkeypatch.setattr(request.OpenerDirector, "open", recorded)
     html = '<html><body><img src="file:///etc/passwd"><img src="http://169.254.169.254/x.png">hi</body></html>'
     pdf = render_pdf(html, json.loads(example_decision.read_text()), [])
     assert pdf.startswith(b"%PDF") and opened == []
@@ -281,54 +283,53 @@ def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_de
     assert files[HTML_NAME].decode().count('src="data:image/svg+xml;base64,') == 2
 
 
-def test_a_chart_that_cannot_be_drawn_stops_the_pdf(example_decision: Path) -> None:
-    def broken() -> bytes:
+def _png_of(url: str) -> Image.Image:
+    return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+
+
+def test_the_pdf_shows_the_charts_the_worker_drew_as_data_urls(example_decision: Path, tmp_path: Path) -> None:
+    decision = json.loads(example_decision.read_text())
+    png = [str(url) for url in next(charts.draw(chart_request(decision))).values()]  # durations, memory
+    html = f'<p>x</p><img src="{png[0]}"><p>y</p><img src="{png[1]}">'
+    pdf = tmp_path / "charts.pdf"
+    pdf.write_bytes(render_pdf(html, decision, []))
+    shown = [(int(cols[3]), int(cols[4]), cols[5]) for cols in pdf_images(pdf)]
+    assert shown == [(*_png_of(url).size, "gray") for url in png]
+
+
+def _garble(url: str) -> str:
+    """The data URL with its PNG cut in half, as a worker killed while writing would leave it."""
+    prefix, encoded = url.split(",", 1)
+    data = base64.b64decode(encoded)
+    return f"{prefix},{base64.b64encode(data[: len(data) // 2]).decode('ascii')}"
+
+
+def test_a_chart_the_worker_garbled_is_drawn_here(example_decision: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.core.worker import JsonWorker
+
+    decision = json.loads(example_decision.read_text())
+    answers = list(charts.draw(chart_request(decision)))
+    answers[0] = {**answers[0], "memory": _garble(str(answers[0]["memory"]))}
+    (tmp_path / "garbled_charts.py").write_text(
+        "import sys\nsys.stdin.read()\n" + "".join(f"print({json.dumps(json.dumps(a))})\n" for a in answers))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with JsonWorker("garbled_charts") as worker:
+        files = render_note(decision, [], signature_status="test", charts=worker)
+    assert files == render_note(decision, [], signature_status="test")
+    assert files[PDF_NAME].count(b"/Subtype /Image") == 2
+
+
+def test_a_chart_that_cannot_be_drawn_stops_the_note(example_decision: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.core.worker import JsonWorker
+
+    def broken(request: object) -> None:
         raise RuntimeError("no matplotlib")
 
+    monkeypatch.setattr(charts, "draw", broken)
     decision = json.loads(example_decision.read_text())
-    html = f'<p>x</p><img src="{CHART_URL}durations">'
-    with pytest.raises(RuntimeError, match="no matplotlib"):
-        render_pdf(html, decision, [], charts=[PendingChart(f"{CHART_URL}durations", (660, 200), broken)])
-
-
-def test_the_layout_does_not_wait_for_the_charts(example_decision: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    weasyprint = load_weasyprint()
-    events: list[str] = []
-    render = weasyprint.HTML.render
-    monkeypatch.setattr(weasyprint.HTML, "render", lambda *a, **k: (render(*a, **k), events.append("laid out"))[0])
-    decision = json.loads(example_decision.read_text())
-    request = chart_request(decision)
-    png = next(charts.draw(request))
-
-    def chart(name: str) -> PendingChart:
-        def drawn() -> bytes:
-            events.append(name)
-            return base64.b64decode(png[name].split(",", 1)[1])
-        return PendingChart(CHART_URL + name, png_pixels(name, request), drawn)
-
-    html = f'<p>x</p><img src="{CHART_URL}durations"><p>y</p><img src="{CHART_URL}memory">'
-    pdf = render_pdf(html, decision, [], charts=[chart("durations"), chart("memory")])
-    assert events == ["laid out", "durations", "memory"]  # asked for while painting, after the layout
-    assert pdf.count(b"/Subtype /Image") == 2
-
-
-@pytest.mark.parametrize("configs,experiments", [(1, 1), (2, 1), (6, 2), (7, 3), (13, 4)])
-def test_charts_are_drawn_at_the_size_they_were_laid_out(configs: int, experiments: int) -> None:
-    timing = {"durations": [1.0], "median": 1.0, "failures": 0}
-    phases = [{"phase": "model_load", "status": "ok", "peak_allocated_bytes": 2**30, "peak_reserved_bytes": 2**31}]
-    request = {"durations": [{"id": f"c{i}", "timing": {"warm": timing, "cold": timing}} for i in range(configs)],
-               "memory": [(f"e{i % experiments}", f"c{i}", phases) for i in range(configs)]}
-    png = next(charts.draw(request))
-    for name in ("durations", "memory"):
-        drawn = Image.open(io.BytesIO(base64.b64decode(png[name].split(",", 1)[1])))
-        assert drawn.size == png_pixels(name, request)
-
-
-def test_a_chart_drawn_at_another_size_is_refused() -> None:
-    png = io.BytesIO()
-    Image.new("L", (10, 10)).save(png, format="PNG")
-    with pytest.raises(RuntimeError, match=r"drawn at \(10, 10\) pixels but laid out at \(10, 11\)"):
-        PendingChart(f"{CHART_URL}durations", (10, 11), png.getvalue).image()
+    with JsonWorker("generator.no_such_module") as worker, pytest.raises(RuntimeError, match="no matplotlib"):
+        render_note(decision, [], signature_status="test", charts=worker)
 
 
 def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision: Path) -> None:
@@ -339,41 +340,3 @@ def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision
         html = render_note(decision, [], signature_status="test", charts=broken)[HTML_NAME].decode()
     assert html == render_html(decision, signature_status="test")
     assert html.count('src="data:image/svg+xml;base64,') == 2
-
-
-def _element_names(css: str) -> set[str]:
-    """The element names in the selectors of a stylesheet's style rules (at-rules such as @page aside)."""
-    names: set[str] = set()
-    for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
-        if rule.type == "qualified-rule":
-            selector = re.sub(r"\[[^\]]*\]|::?[\w-]+", " ", tinycss2.serialize(rule.prelude))
-            names |= set(re.findall(r"(?<![\w.#-])([a-z][a-z0-9]*)(?![\w-])", selector))
-    return names
-
-
-def test_the_note_user_agent_sheet_has_weasyprints_rules_for_every_element_of_the_template() -> None:
-    ours = _element_names((templates_dir() / UA_STYLESHEET).read_text(encoding="utf-8"))
-    weasyprints = _element_names((resources.files("weasyprint.css") / "html5_ua.css").read_text(encoding="utf-8"))
-    written = set(re.findall(r"<([a-z][a-z0-9]*)", (templates_dir() / "note.html.j2").read_text(encoding="utf-8")))
-    assert {"table", "td", "strong", "br", "img"} <= written  # the template was read
-    assert sorted((written & weasyprints) - ours) == []  # an element WeasyPrint styles but our sheet does not
-
-
-def test_the_note_renders_the_same_with_weasyprints_whole_user_agent_sheet(
-        example_decision: Path, campaign: Path, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = read_grid(campaign)
-    col = rows[0].index
-    set_cell(campaign, 1, "quality_threshold", "0.5")
-    set_cell(campaign, 2, "quality_value", "0.9990")
-    rows = read_grid(campaign)
-    rows[3][col("notes")] = "a <b>note</b> & a long https://example.org/" + "x" * 120
-    write_grid(campaign, rows)
-    flawed = tmp_path / "d.json"
-    assert run_cli("check", str(campaign), "--out", str(flawed)).code == 1
-    for path in (example_decision, flawed):
-        decision = json.loads(path.read_text())
-        ours = render_note(decision, [], signature_status="test")[PDF_NAME]
-        with monkeypatch.context() as patched:
-            patched.setattr(note, "note_html_class", lambda: load_weasyprint().HTML)
-            whole = render_note(decision, [], signature_status="test")[PDF_NAME]
-        assert ours == whole, path

@@ -115,14 +115,20 @@ def test_window_times_in_a_daylight_saving_gap_or_overlap_are_findings(campaign:
     assert "Europe/Paris" in dst[0].message and dst[0].fix
 
 
+def _kind(value: str, tz: str) -> str | None:
+    found = cost.local_time_issue(value, tz)
+    return None if found is None else found.kind
+
+
 def test_local_time_issues_across_zones() -> None:
     issue = cost.local_time_issue
-    assert issue("2027-03-28T02:30", "Europe/Paris").kind == "nonexistent"  # type: ignore[union-attr]
-    assert issue("2027-03-28T02:30", "Europe/Paris").read_as == "2027-03-28T03:30"  # type: ignore[union-attr]
-    assert issue("2026-10-25T02:30", "Europe/Paris").kind == "ambiguous"  # type: ignore[union-attr]
-    assert issue("2026-11-01T01:30", "America/New_York").kind == "ambiguous"  # type: ignore[union-attr]
-    assert issue("2026-10-04T02:15", "Australia/Sydney").kind == "nonexistent"  # type: ignore[union-attr]
-    assert issue("2026-10-04T02:15", "Australia/Lord_Howe").kind == "nonexistent"  # half-hour change
+    assert _kind("2027-03-28T02:30", "Europe/Paris") == "nonexistent"
+    gap = issue("2027-03-28T02:30", "Europe/Paris")
+    assert gap is not None and gap.read_as == "2027-03-28T03:30"
+    assert _kind("2026-10-25T02:30", "Europe/Paris") == "ambiguous"
+    assert _kind("2026-11-01T01:30", "America/New_York") == "ambiguous"
+    assert _kind("2026-10-04T02:15", "Australia/Sydney") == "nonexistent"
+    assert _kind("2026-10-04T02:15", "Australia/Lord_Howe") == "nonexistent"  # half-hour change
     assert issue("2026-10-04T02:45", "Australia/Lord_Howe") is None
     for fine in (("2026-10-05T09:00", "Europe/Paris"), ("2026-10-25T02:30", "UTC"),
                  ("2026-10-25T03:00", "Europe/Paris"), ("2027-03-28T03:00", "Europe/Paris"),

@@ -17,7 +17,8 @@ from conftest import REPO
 from generator.audit.check import check_campaign
 from generator.audit.findings import Finding
 from generator.audit.recompute import runtimes
-from generator.gpu import measure
+from generator.gpu import environment, measure
+from generator.gpu.phases import run_phase
 
 H200 = REPO / "inputs" / "h200-campaign"
 SCHEMA = json.loads((REPO / "schemas" / "measurement.schema.json").read_text(encoding="utf-8"))
@@ -263,7 +264,7 @@ def test_measure_run_dates_every_phase(capsys: pytest.CaptureFixture[str], tmp_p
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
     config = measure.RunConfig(device="cuda:0", batch=2, context=3, width=8, dtype="float32", warmup=1, repeats=3)
-    env = measure.collect_environment("cuda:0", devices_used=1)
+    env = environment.collect_environment("cuda:0", devices_used=1)
     before = datetime.now(UTC)
     result = measure._measure(torch, config, env, _Counters(), torch.device("cpu"))
     after = datetime.now(UTC)
@@ -284,7 +285,7 @@ def test_a_failed_phase_is_dated_too() -> None:
     def boom() -> None:
         raise torch.cuda.OutOfMemoryError("CUDA out of memory")
 
-    row, _ = measure._run_phase(torch, _Counters(), "warm_forward", boom, repeat=1)
+    row, _ = run_phase(torch, _Counters(), "warm_forward", boom, repeat=1)
     assert row["status"] == "failed" and row["elapsed_seconds"] is None
     assert runtimes.parse_utc(row["started_at"]) <= runtimes.parse_utc(row["ended_at"])  # type: ignore[operator]
 

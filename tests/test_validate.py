@@ -28,7 +28,8 @@ def test_example_is_valid(run_cli, campaign: Path) -> None:
 def test_missing_folder_is_usage_error(run_cli, tmp_path: Path) -> None:
     r = run_cli("validate", str(tmp_path / "nope"))
     assert r.code == 2
-    assert r.err == f"gpu-audit: error: campaign folder {str(tmp_path / 'nope')!r} does not exist; give the folder holding protocol.json\n"
+    assert r.err == (f"gpu-audit: error: campaign folder {str(tmp_path / 'nope')!r} does not exist; give the folder "
+                     "holding protocol.json\n")
     assert r.out == ""
 
 
@@ -225,7 +226,8 @@ def test_measurement_schema_violation_names_the_path(run_cli, campaign: Path) ->
 
 def test_duplicate_json_key(run_cli, campaign: Path) -> None:
     path = campaign / "protocol.json"
-    path.write_text(path.read_text().replace('"scenario": "offline-corpus",', '"scenario": "offline-corpus", "scenario": "x",'))
+    text = path.read_text()
+    path.write_text(text.replace('"scenario": "offline-corpus",', '"scenario": "offline-corpus", "scenario": "x",'))
     r = run_cli("validate", str(campaign))
     assert r.code == 1
     assert first_line_for(r.out, "duplicate-key") == (

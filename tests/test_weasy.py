@@ -1,58 +1,68 @@
-"""Importing WeasyPrint through generator.render.weasy: the same module, without ctypes spawning gcc and ld."""
+"""WeasyPrint through generator.render.weasy: a plain import, its version, a clear error, and only public APIs."""
 
 from __future__ import annotations
 
-import os
+import importlib
+import importlib.metadata
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from generator.core.errors import EnvironmentProblemError
+from generator.render import weasy
+
 REPO = Path(__file__).resolve().parents[1]
+# What the note once borrowed from its dependencies' insides (issue 18): ctypes' library lookup replaced for
+# the process, WeasyPrint's user-agent sheet method and raster image class, CPython's import lock.
+PRIVATE = re.compile(r"_ua_stylesheets|find_library|_imp\b|RasterImage")  # the issue's own grep
 
 
-def _import_with_recording_compilers(tmp_path: Path, code: str) -> list[str]:
-    """Run `code` in a fresh interpreter whose gcc, cc and ld only record that they were called."""
-    bin_dir, log = tmp_path / "bin", tmp_path / "calls.log"
-    bin_dir.mkdir(exist_ok=True)
-    log.write_text("")
-    for tool in ("gcc", "cc", "ld"):
-        script = bin_dir / tool
-        script.write_text(f'#!/bin/sh\necho "{tool} $*" >> "{log}"\nexit 1\n')
-        script.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
-    return log.read_text().splitlines()
+def test_no_module_uses_the_private_apis_it_once_did() -> None:
+    hits = [f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+            for path in sorted((REPO / "generator").rglob("*.py"))
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if PRIVATE.search(line)]
+    assert hits == []
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not Path("/sbin/ldconfig").exists(),
-                    reason="the lookup it avoids is the Linux one")
-def test_weasyprint_loads_without_spawning_compilers(tmp_path: Path) -> None:
-    plain = _import_with_recording_compilers(tmp_path, "import weasyprint")
-    assert any(call.startswith("gcc ") for call in plain)  # what the plain import costs: the test can fail
-    fast = _import_with_recording_compilers(tmp_path, (
-        "import ctypes.util\n"
-        "original = ctypes.util.find_library\n"
-        "from generator.render.weasy import load_weasyprint\n"
-        "w = load_weasyprint()\n"
-        "assert ctypes.util.find_library is original, 'find_library was not given back'\n"
-        "assert w.HTML(string='<p>ok</p>').write_pdf().startswith(b'%PDF')\n"))
-    assert fast == []
+def test_weasyprint_is_imported_plainly_and_only_when_asked() -> None:
+    code = ("import ctypes.util, sys\n"
+            "original = ctypes.util.find_library\n"
+            "from generator.render import note, weasy\n"
+            "assert 'weasyprint' not in sys.modules, 'imported before it was asked for'\n"
+            "w = weasy.load_weasyprint()\n"
+            "assert w is sys.modules['weasyprint'] and ctypes.util.find_library is original\n"
+            "assert w.HTML(string='<p>ok</p>').write_pdf().startswith(b'%PDF')\n")
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=120)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not Path("/sbin/ldconfig").exists(),
-                    reason="the lookup it avoids is the Linux one")
-def test_the_cache_lookup_answers_as_ctypes_does_for_weasyprints_library_names() -> None:
-    import ctypes.util
+def test_the_version_is_the_installed_distributions() -> None:
+    version = weasy.weasyprint_version()
+    assert version == importlib.metadata.version("weasyprint") == weasy.load_weasyprint().__version__
+    assert re.fullmatch(r"\d+(\.\d+)*\S*", version)
 
-    from generator.render.weasy import _ldconfig_lookup
 
-    names = ["libgobject-2.0-0", "gobject-2.0-0", "gobject-2.0", "libpango-1.0-0", "pango-1.0", "libharfbuzz-0",
-             "harfbuzz", "harfbuzz-subset", "harfbuzz-vector", "libfontconfig-1", "fontconfig", "pangoft2-1.0",
-             "c", "m"]
-    lookup = _ldconfig_lookup()
-    answers = {name: lookup(name) for name in names}
-    assert answers == {name: ctypes.util.find_library(name) for name in names}
-    assert answers["pango-1.0"] and answers["harfbuzz"] and answers["c"]  # found, not only missed alike
+def test_a_missing_weasyprint_is_a_clear_error() -> None:
+    code = ("import sys\n"
+            "sys.modules['weasyprint'] = None  # what Python does for a module that cannot be imported\n"
+            "from generator.core.errors import EnvironmentProblemError\n"
+            "from generator.render.weasy import load_weasyprint\n"
+            "try:\n"
+            "    load_weasyprint()\n"
+            "except EnvironmentProblemError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60, capture_output=True,
+                         text=True).stdout
+    assert out.startswith("WeasyPrint could not be imported") and "pip install" in out
+
+
+def test_missing_system_libraries_are_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_pango(name: str) -> None:
+        raise OSError("cannot load library 'libpango-1.0-0': libpango-1.0-0: cannot open shared object file")
+
+    monkeypatch.setattr(importlib, "import_module", no_pango)  # the OSError WeasyPrint's lookup raises
+    with pytest.raises(EnvironmentProblemError, match=r"system libraries \(cannot load library 'libpango.*Pango"):
+        weasy.load_weasyprint()

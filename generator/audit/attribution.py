@@ -33,13 +33,13 @@ class Owners:
 
 
 def owners_of(inputs: Any) -> Owners:
-    """Index a loaded campaign (`generator.audit.validate.CampaignInputs`) by the configuration each file or row serves."""
+    """Index a loaded campaign (`generator.audit.load.CampaignInputs`) by the configuration each file or row serves."""
     owners = Owners(protocol=inputs.protocol, files=inputs.files)
     registered = owners.registered
     rows = inputs.grid.rows if inputs.grid is not None else []
     lines = inputs.grid.lines if inputs.grid is not None else []
     row_config: dict[int, str] = {}
-    for index, (row, line) in enumerate(zip(rows, lines)):
+    for index, (row, line) in enumerate(zip(rows, lines, strict=False)):
         config = f"{row.get('experiment_id')}/{row.get('variant_id')}"
         if config in registered:
             owners.by_line[line] = config

@@ -56,7 +56,8 @@ def is_file(path: Path) -> bool:
 def open_campaign(path: Path) -> CampaignFolder:
     """Check that the campaign folder exists and return it, resolved."""
     if not path.exists():
-        raise CampaignNotFoundError(f"campaign folder {str(path)!r} does not exist; give the folder holding {PROTOCOL_FILE}")
+        raise CampaignNotFoundError(f"campaign folder {str(path)!r} does not exist; give the folder holding "
+                                    f"{PROTOCOL_FILE}")
     if not path.is_dir():
         raise CampaignNotFoundError(f"{str(path)!r} is not a folder; give the folder holding {PROTOCOL_FILE}")
     return CampaignFolder(root=path.resolve())

@@ -1,14 +1,13 @@
-"""`check`: validate, then recompute acceptance, comparability, timings, memory and cost into decision.json."""
+"""`check`: load, validate, recompute acceptance per prediction file, recompute and gate, assemble decision.json."""
 
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import os
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from generator.audit import idsets
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import is_file
 from generator.audit.findings import Finding, Severity, count_by_severity, sort_key
+from generator.audit.load import CampaignInputs, RunFile, load_campaign
 from generator.audit.readers.boundedread import read_bounded
 from generator.audit.readers.predictions import (
     ColumnRules,
@@ -27,13 +27,31 @@ from generator.audit.readers.predictions import (
     refused,
     size_limit,
 )
-from generator.audit.recompute.acceptance import Acceptance, assess_run, assess_run_reference, prepare_truth
+from generator.audit.recompute.acceptance import (
+    Acceptance,
+    Truth,
+    assess_run,
+    assess_run_reference,
+    prepare_truth,
+)
 from generator.audit.recompute.decision import recompute
-from generator.audit.recompute.gate import gate, withheld
-from generator.audit.validate import CampaignInputs, RunFile, load_campaign
+from generator.audit.recompute.gate import decide, withhold
+from generator.audit.recompute.model import (
+    CampaignSummary,
+    Decision,
+    DecisionDocument,
+    InputFingerprint,
+    QualityRule,
+    Recomputation,
+    Tool,
+)
+from generator.audit.validate import validate_inputs
+from generator.core.safefiles import sha256_file
 
-CHUNK = 1 << 20
 READ_AHEAD = 2
+Progress = Callable[[str, int, int], None]
+# A run, its file's SHA-256 and its parsing under way (None: missing, or a copy of content parsed already).
+_Pending = tuple[int, RunFile, str | None, Future[LabelFile] | None]
 
 
 @dataclass
@@ -56,36 +74,185 @@ def decision_time() -> str:
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
+@dataclass
+class _Judge:
+    """What each run is assessed against: the prepared truth (column-wise) or plain lists (the reference path)."""
+
+    protocol: dict[str, Any]
+    truth: Truth | None = None
+    expected: list[str] = field(default_factory=list)
+    reference: dict[str, str] = field(default_factory=dict)
+
+    def assess(self, labels: LabelFile | None) -> Acceptance:
+        if self.truth is not None:
+            return assess_run(self.truth, labels, self.protocol)
+        return assess_run_reference(self.expected, self.reference, labels, self.protocol)
 
 
-def _fingerprints(inputs: CampaignInputs, known: dict[str, tuple[int, str]]) -> list[dict[str, Any]]:
+def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
+    """The truth runs are judged against; None when there is none to judge against.
+
+    Acceptance is recomputed only against a sound truth: distinct expected IDs, each labelled exactly once.
+    A window that cannot be placed on a timeline leaves nothing to decide either.
+    """
+    protocol, expected, reference = inputs.protocol, inputs.expected, inputs.reference
+    timeline = not any(f.code in {"unknown-timezone", "window-out-of-range"} for f in inputs.findings)
+    if not (protocol and expected is not None and reference is not None and timeline and expected.readable
+            and inputs.expected_distinct and inputs.reference_matches):
+        return None
+    if fast:
+        return _Judge(protocol, truth=prepare_truth(expected.ids, inputs.expected_distinct, reference.ids,
+                                                    reference.labels, sorted(protocol["classes"])))
+    labels = idsets.as_array(reference.labels).to_pylist()
+    return _Judge(protocol, expected=list(idsets.as_array(expected.ids).to_pylist()),
+                  reference=dict(zip(idsets.as_array(reference.ids).to_pylist(), labels, strict=False)))
+
+
+@dataclass
+class _Assessed:
+    """What the prediction files give: their findings, each grid row's acceptance, the inputs' fingerprints."""
+
+    findings: list[Finding] = field(default_factory=list)
+    acceptances: dict[int, Acceptance] = field(default_factory=dict)
+    hashed: dict[str, tuple[int, str]] = field(default_factory=dict)  # path -> (bytes, SHA-256) read already
+
+
+class _PredictionFiles:
+    """Reads, parses and assesses the prediction files of the grid rows, in order."""
+
+    def __init__(self, inputs: CampaignInputs, judge: _Judge | None, fast: bool, progress: Progress | None):
+        self.inputs, self.judge, self.fast, self.progress = inputs, judge, fast, progress
+        self.rules = ColumnRules.from_schema("labels-row", inputs.classes)
+        self.known = known_ids(inputs.expected, self.rules) if fast and inputs.expected is not None else None
+        self.max_bytes = size_limit(inputs.expected, inputs.classes)
+        self.out = _Assessed()
+        for lf, rel in ((inputs.expected, inputs.files["expected_ids"]), (inputs.reference, inputs.files["reference"])):
+            if lf is not None and lf.sha256 is not None and lf.size is not None:
+                self.out.hashed[rel] = (lf.size, lf.sha256)
+        # Repeated runs of a deterministic model write byte-identical prediction files: the column-wise path
+        # parses and assesses each distinct content once, and gives its copies the same findings and
+        # acceptance under their own names (same bytes, same truth, same rule: the same answer).
+        self.claimed: set[str] = set()  # contents sent to be parsed; their outcome is known once finished, in order
+        self.first_outcome: dict[str, tuple[list[Finding], Acceptance | None]] = {}
+
+    def _parse(self, data: bytes, run: RunFile) -> LabelFile:
+        return parse_label_bytes(data, run.relpath, self.rules, Severity.WARNING, fast=self.fast, known=self.known)
+
+    def start(self, pool: ThreadPoolExecutor, i: int, run: RunFile) -> _Pending:
+        """Read and hash a run's file here, and send its parsing to a worker (unless its content was sent)."""
+        digest, parsing = None, None
+        if run.exists and run.path is not None:
+            # Read in blocks and hashed on the way; a file too large for the corpus, or with a line too
+            # long for any row, is refused unparsed (memory: one block) and its SHA-256 still computed.
+            raw = read_bounded(run.path, run.relpath, max_bytes=self.max_bytes, severity=Severity.WARNING)
+            digest = raw.sha256
+            self.out.hashed[run.relpath] = (raw.size, digest)
+            if not (self.fast and digest in self.claimed):
+                self.claimed.add(digest)
+                if raw.data is None:
+                    parsing = pool.submit(refused, raw, run.relpath)
+                else:
+                    # Each parse runs in a copy of this context, so the command's limits apply there too.
+                    parsing = pool.submit(contextvars.copy_context().run, self._parse, raw.data, run)
+            del raw
+        return i, run, digest, parsing
+
+    def finish(self, i: int, run: RunFile, digest: str | None, parsing: Future[LabelFile] | None) -> None:
+        """The run's findings and acceptance, from its parsed file, the copy it repeats, or its absence."""
+        if self.progress is not None:
+            self.progress("recomputing prediction files", i, len(self.inputs.run_files))
+        judge = self.judge
+        problems: list[Finding] = []
+        acceptance: Acceptance | None = None
+        if parsing is not None:
+            labels = parsing.result()
+            problems = labels.problems
+            acceptance = judge.assess(labels) if judge is not None else None
+            del labels
+            if self.fast and digest is not None:
+                self.first_outcome[digest] = (problems, acceptance)
+        elif digest is not None:
+            problems, acceptance = self.first_outcome[digest]
+            problems = [replace(f, file=run.relpath) for f in problems]
+            acceptance = replace(acceptance, prediction_file=run.relpath) if acceptance is not None else None
+        elif judge is not None:
+            acceptance = judge.assess(None)  # the file is missing
+        self.out.findings.extend(problems)
+        if acceptance is not None and run.path is not None:
+            self.out.acceptances[run.row_index] = acceptance
+
+
+def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bool = True,
+                       progress: Progress | None = None) -> _Assessed:
+    """Read every run's prediction file a few at a time (never all in memory) and assess it against the truth.
+
+    This thread reads and hashes each file in turn; its parsing goes to worker threads (reading, hashing
+    and parsing release the GIL). At most READ_AHEAD + 1 files are in memory at once.
+    """
+    files = _PredictionFiles(inputs, judge, fast, progress)
+    with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
+        pending: deque[_Pending] = deque()
+        for i, run in enumerate(inputs.run_files):
+            pending.append(files.start(pool, i, run))
+            while len(pending) > READ_AHEAD:
+                files.finish(*pending.popleft())
+        while pending:
+            files.finish(*pending.popleft())
+    return files.out
+
+
+def recompute_and_gate(inputs: CampaignInputs, judged: bool, acceptances: dict[int, Acceptance],
+                       findings: list[Finding]) -> tuple[Recomputation | None, Decision, list[Finding]]:
+    """The recomputed window, experiments and configurations (with their evidence), the gated decision, and
+    every finding attributed.
+
+    Without a truth to judge against, or a grid, nothing is recomputed and the answer is withheld.
+    """
+    if not (judged and inputs.grid is not None and inputs.protocol):
+        findings = attribute(findings, owners_of(inputs))
+        shared = [f for f in findings if f.is_error and f.shared_input]
+        return None, withhold([], shared, unreadable=True), findings
+    grid, tariffs = inputs.grid, inputs.tariffs
+    measurements = {f: d.data for f, d in inputs.measurements.items() if d.ok}
+    body, more = recompute(inputs.protocol, grid.file, grid.rows, grid.lines, acceptances, measurements,
+                                 tariffs.rows if tariffs else [],
+                                 tariffs.file if tariffs else inputs.files["tariffs"])
+    findings = attribute(findings + more, owners_of(inputs))
+    configurations, decision = decide(body.configurations, findings)
+    return replace(body, configurations=tuple(configurations)), decision, findings
+
+
+def _fingerprints(inputs: CampaignInputs, known: dict[str, tuple[int, str]]) -> list[InputFingerprint]:
     """Size and SHA-256 of every input; files already hashed while they were read are not read again."""
     out = []
     for rel in inputs.input_files:
         if rel in known:
             size, digest = known[rel]
-            out.append({"path": rel, "bytes": size, "sha256": digest})
+            out.append(InputFingerprint(rel, size, digest))
             continue
         path = inputs.folder.resolve(rel)
         if path is not None and is_file(path):
-            out.append({"path": rel, "bytes": path.stat().st_size, "sha256": sha256_file(path)})
+            out.append(InputFingerprint(rel, path.stat().st_size, sha256_file(path)))
     return out
 
 
-def _campaign_summary(protocol: dict[str, Any]) -> dict[str, Any]:
-    return {k: protocol[k] for k in ("title", "question", "scenario", "registered_at", "synthetic_data", "corpus",
-                                     "classes", "timer")} | {"notes": protocol.get("notes", "")}
+def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: Recomputation | None,
+             decision: Decision, findings: list[Finding]) -> CheckResult:
+    """decision.json: the tool, the campaign, the inputs' fingerprints, the recomputed body, the findings sorted."""
+    protocol = inputs.protocol
+    findings = sorted(findings, key=sort_key)
+    document = DecisionDocument(
+        schema_version="1", tool=Tool("gpu-audit", __version__), generated_at=decision_time(),
+        campaign=CampaignSummary.of(protocol) if protocol else None,
+        rule=QualityRule.from_json_dict(protocol["quality"]) if protocol else None,
+        inputs=tuple(_fingerprints(inputs, hashed)),
+        window=body.window if body else None, experiments=body.experiments if body else (),
+        configurations=body.configurations if body else (), decision=decision,
+        finding_counts=count_by_severity(findings), findings=tuple(findings))
+    return CheckResult(decision=document.to_json_dict(), findings=findings, inputs=inputs)
 
 
-def check_campaign(path: Path, *, fast: bool = True,
-                   progress: Callable[[str, int, int], None] | None = None,
+def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None = None,
                    on_loaded: Callable[[CampaignInputs], None] | None = None) -> CheckResult:
     """Validate the campaign folder and recompute every claim from the evidence.
 
@@ -93,116 +260,11 @@ def check_campaign(path: Path, *, fast: bool = True,
     row-by-row readers and set arithmetic instead, which must give the same findings. `on_loaded` learns
     the inputs (their files included) before the prediction files are read.
     """
-    inputs = load_campaign(path, fast=fast)
+    inputs = validate_inputs(load_campaign(path, fast=fast))
     if on_loaded is not None:
         on_loaded(inputs)
-    findings = list(inputs.findings)
-    protocol = inputs.protocol
-    acceptances: dict[int, Acceptance] = {}
-    hashed: dict[str, tuple[int, str]] = {}
-    for lf, rel in ((inputs.expected, inputs.files["expected_ids"]), (inputs.reference, inputs.files["reference"])):
-        if lf is not None and lf.sha256 is not None and lf.size is not None:
-            hashed[rel] = (lf.size, lf.sha256)
-    truth = None
-    # Acceptance is recomputed only against a sound truth: distinct expected IDs, each labelled exactly once.
-    # A window that cannot be placed on a timeline leaves nothing to decide either.
-    timeline = not any(f.code in {"unknown-timezone", "window-out-of-range"} for f in inputs.findings)
-    ready = bool(protocol and inputs.expected is not None and inputs.reference is not None and timeline
-                 and inputs.expected.readable and inputs.expected_distinct and inputs.reference_matches)
-    if ready and fast:
-        truth = prepare_truth(inputs.expected.ids, inputs.expected_distinct, inputs.reference.ids,  # type: ignore[union-attr]
-                              inputs.reference.labels, sorted(protocol["classes"]))  # type: ignore[union-attr, index]
-    elif ready:
-        expected_list = list(idsets.as_array(inputs.expected.ids).to_pylist())  # type: ignore[union-attr]
-        reference_map = dict(zip(idsets.as_array(inputs.reference.ids).to_pylist(),  # type: ignore[union-attr]
-                                 idsets.as_array(inputs.reference.labels).to_pylist()))  # type: ignore[union-attr]
-    rules = ColumnRules.from_schema("labels-row", inputs.classes)
-    known = known_ids(inputs.expected, rules) if fast and inputs.expected is not None else None
-    max_bytes = size_limit(inputs.expected, inputs.classes)
-
-    def parse(data: bytes, run: RunFile) -> LabelFile:
-        return parse_label_bytes(data, run.relpath, rules, Severity.WARNING, fast=fast, known=known)
-
-    def assess(labels: LabelFile | None) -> Acceptance:
-        if fast:
-            return assess_run(truth, labels, protocol)  # type: ignore[arg-type]
-        return assess_run_reference(expected_list, reference_map, labels, protocol)  # type: ignore[arg-type]
-
-    # Repeated runs of a deterministic model write byte-identical prediction files: the column-wise path
-    # parses and assesses each distinct content once, and gives its copies the same findings and
-    # acceptance under their own names (same bytes, same truth, same rule: the same answer).
-    claimed: set[str] = set()  # contents sent to be parsed; their outcome is known once finished, in order
-    first_outcome: dict[str, tuple[list[Finding], Acceptance | None]] = {}
-
-    def finish(i: int, run: RunFile, digest: str | None, parsing: Future[LabelFile] | None) -> None:
-        if progress is not None:
-            progress("recomputing prediction files", i, len(inputs.run_files))
-        problems: list[Finding] = []
-        acceptance: Acceptance | None = None
-        if parsing is not None:
-            labels = parsing.result()
-            problems = labels.problems
-            acceptance = assess(labels) if ready else None
-            del labels
-            if fast:
-                first_outcome[digest] = (problems, acceptance)  # type: ignore[index]
-        elif digest is not None:
-            problems, acceptance = first_outcome[digest]
-            problems = [replace(f, file=run.relpath) for f in problems]
-            acceptance = replace(acceptance, prediction_file=run.relpath) if acceptance is not None else None
-        elif ready:
-            acceptance = assess(None)  # the file is missing
-        findings.extend(problems)
-        if ready and run.path is not None:
-            acceptances[run.row_index] = acceptance  # type: ignore[assignment]
-
-    # This thread reads and hashes each file in turn; its parsing goes to worker threads (reading, hashing
-    # and parsing release the GIL). At most READ_AHEAD + 1 files are in memory at once.
-    with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
-        pending: deque[tuple[int, RunFile, str | None, Future[LabelFile] | None]] = deque()
-        for i, run in enumerate(inputs.run_files):
-            digest, parsing = None, None
-            if run.exists and run.path is not None:
-                # Read in blocks and hashed on the way; a file too large for the corpus, or with a line too
-                # long for any row, is refused unparsed (memory: one block) and its SHA-256 still computed.
-                raw = read_bounded(run.path, run.relpath, max_bytes=max_bytes, severity=Severity.WARNING)
-                digest = raw.sha256
-                hashed[run.relpath] = (raw.size, digest)
-                if not (fast and digest in claimed):
-                    claimed.add(digest)
-                    if raw.data is None:
-                        parsing = pool.submit(refused, raw, run.relpath)
-                    else:
-                        # Each parse runs in a copy of this context, so the command's limits apply there too.
-                        parsing = pool.submit(contextvars.copy_context().run, parse, raw.data, run)
-                del raw
-            pending.append((i, run, digest, parsing))
-            while len(pending) > READ_AHEAD:
-                finish(*pending.popleft())
-        while pending:
-            finish(*pending.popleft())
-    decision: dict[str, Any] = {
-        "schema_version": "1",
-        "tool": {"name": "gpu-audit", "version": __version__},
-        "generated_at": decision_time(),
-        "campaign": _campaign_summary(protocol) if protocol else None,
-        "rule": protocol["quality"] if protocol else None,
-        "inputs": _fingerprints(inputs, hashed),
-    }
-    if ready and inputs.grid is not None:
-        measurements = {f: d.data for f, d in inputs.measurements.items() if d.ok}
-        body, more = recompute(protocol, inputs.grid.file, inputs.grid.rows, inputs.grid.lines, acceptances,  # type: ignore[arg-type]
-                               measurements, inputs.tariffs.rows if inputs.tariffs else [],
-                               inputs.tariffs.file if inputs.tariffs else inputs.files["tariffs"])
-        findings.extend(more)
-        findings = attribute(findings, owners_of(inputs))
-        decision.update(body)
-        decision["decision"] = gate(decision["configurations"], findings)
-    else:
-        findings = attribute(findings, owners_of(inputs))
-        decision.update(window=None, experiments=[], configurations=[],
-                        decision=withheld([], [f for f in findings if f.is_error and f.shared_input], unreadable=True))
-    findings.sort(key=sort_key)
-    decision["finding_counts"] = count_by_severity(findings)
-    decision["findings"] = [f.to_dict() for f in findings]
-    return CheckResult(decision=decision, findings=findings, inputs=inputs)
+    judge = _judge(inputs, fast)
+    assessed = assess_predictions(inputs, judge, fast=fast, progress=progress)
+    body, decision, findings = recompute_and_gate(inputs, judge is not None, assessed.acceptances,
+                                                  inputs.findings + assessed.findings)
+    return assemble(inputs, assessed.hashed, body, decision, findings)

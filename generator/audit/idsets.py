@@ -74,7 +74,8 @@ def arrow_strings(values: Sequence[str]) -> pa.Array:
     encoded = [v.encode("utf-8") for v in values]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
     np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+    return pa.Array.from_buffers(pa.string(), len(encoded),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
 def _positions(expected: pa.Array, observed: pa.Array) -> np.ndarray:
@@ -85,7 +86,8 @@ def _positions(expected: pa.Array, observed: pa.Array) -> np.ndarray:
     gets one hash lookup of every row.
     """
     m = min(len(expected), len(observed))
-    off = ints(pc.indices_nonzero(pc.not_equal(observed.slice(0, m), expected.slice(0, m)))) if m else np.array([], np.uint64)
+    off = (ints(pc.indices_nonzero(pc.not_equal(observed.slice(0, m), expected.slice(0, m)))) if m
+           else np.array([], np.uint64))
     if len(off) + len(observed) - m > len(observed) // 8:
         return _with_nulls_as(pc.index_in(observed, value_set=expected), -1)
     pos = np.arange(len(observed), dtype=np.int64)
@@ -139,8 +141,8 @@ def compare(expected: pa.Array, observed: pa.Array, expected_distinct: bool | No
         repeated[np.flatnonzero(known)] = hits[pos] > 1
         if extra_counts is not None and extras is not None:
             freq = ints(extra_counts.field("counts"))
-            twice = {v for v, k in zip(extra_counts.field("values").to_pylist(), freq) if k > 1}
-            for row, value in zip(np.flatnonzero(~known), extras.to_pylist()):
+            twice = {v for v, k in zip(extra_counts.field("values").to_pylist(), freq, strict=False) if k > 1}
+            for row, value in zip(np.flatnonzero(~known), extras.to_pylist(), strict=False):
                 repeated[row] = value in twice
         seen: dict[str, None] = {}
         for row in np.flatnonzero(repeated):  # file order, so values come in order of first occurrence
@@ -192,7 +194,7 @@ def in_expected_order(file_codes: np.ndarray, comparison: SetComparison) -> np.n
 
 
 def codes(labels: pa.Array | Sequence[str], classes: Sequence[str]) -> np.ndarray:
-    """Class indices of labels known to be in `classes` (dictionary-encoded: the few distinct labels are looked up once)."""
+    """Class indices of labels known to be in `classes` (dictionary-encoded: each distinct label looked up once)."""
     encoded = labels if isinstance(labels, pa.DictionaryArray) else as_array(labels).dictionary_encode()
     position = {c: i for i, c in enumerate(classes)}
     mapping = np.array([position[v] for v in encoded.dictionary.to_pylist()], dtype=np.int64)

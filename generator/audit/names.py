@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from generator.audit.campaign import template_example
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 
 CODE = "file-name-not-portable"
 RULE = ("an input's path reads back the same from the bundle's BagIt manifests and from bagit.py: no '%', "
@@ -61,9 +61,9 @@ def check_names(protocol: dict[str, Any], file: str, out: list[Finding]) -> None
         # decides, and is reported once, never on each grid row.
         problem = name_problem(template_example(relpath) if field == "/files/predictions" else relpath)
         if problem is not None:
-            out.append(Finding(code=CODE, severity=Severity.ERROR, file=file, line=None, field=field, value=relpath,
-                               rule=RULE, fix=FIX, message=f"the path {relpath!r} cannot be copied into the bundle: "
-                                                           f"{problem}"))
+            out.append(make_finding(CODE, Severity.ERROR, file,
+                                    f"the path {relpath!r} cannot be copied into the bundle: {problem}",
+                                    field=field, value=relpath, rule=RULE, fix=FIX))
 
 
 def refused(relpath: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.audit.campaign import DEFAULT_FILES, CampaignFolder, template_example
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.recompute import cost
 from generator.audit.textsafety import FORMULA, FORMULA_FIX, FORMULA_RULE, formula_like, visible
 
@@ -16,11 +16,6 @@ PATH_RULE = "paths stay inside the campaign folder"
 _NO_WAY_OUT = "without '..', an absolute start or a link out of the folder"
 
 
-def _error(code: str, file: str, message: str, field: str, value: Any, rule: str, fix: str) -> Finding:
-    return Finding(code=code, severity=Severity.ERROR, file=file, field=field, value=value, rule=rule, fix=fix,
-                   message=message)
-
-
 def check_paths(protocol: dict[str, Any], file: str, folder: CampaignFolder, out: list[Finding]) -> None:
     """Every path the protocol names stays in the folder; one that leaves it is one finding, at its field.
 
@@ -28,8 +23,8 @@ def check_paths(protocol: dict[str, Any], file: str, folder: CampaignFolder, out
     folder get none: the fix is in the protocol, not in the rows.
     """
     def outside(field: str, what: str, value: str, fix: str) -> None:
-        out.append(_error("path-outside-campaign", file, f"{what} leaves the campaign folder", field, value,
-                          PATH_RULE, fix))
+        out.append(make_finding("path-outside-campaign", Severity.ERROR, file, f"{what} leaves the campaign folder",
+                                field=field, value=value, rule=PATH_RULE, fix=fix))
 
     for key, role in FILE_ROLES.items():
         rel = protocol["files"][key]
@@ -58,27 +53,28 @@ def check_local_time(where: str, value: str, tz: str, file: str, out: list[Findi
     if issue is None:
         return
     if issue.kind == "nonexistent":
-        out.append(_error("window-time-nonexistent", file,
-                          f"{value} does not exist in {tz}: the clocks jump from {issue.utc_offsets[0]} to "
-                          f"{issue.utc_offsets[1]} across it (it would be read as {issue.read_as})", where, value,
-                          f"a local time that exists in {tz}",
-                          f"write a time outside the daylight-saving gap, such as {issue.read_as}"))
+        out.append(make_finding("window-time-nonexistent", Severity.ERROR, file,
+                                f"{value} does not exist in {tz}: the clocks jump from {issue.utc_offsets[0]} to "
+                                f"{issue.utc_offsets[1]} across it (it would be read as {issue.read_as})", field=where,
+                                value=value, rule=f"a local time that exists in {tz}",
+                                fix=f"write a time outside the daylight-saving gap, such as {issue.read_as}"))
     else:
-        out.append(_error("window-time-ambiguous", file,
-                          f"{value} occurs twice in {tz} (offsets {issue.utc_offsets[0]} and {issue.utc_offsets[1]}: "
-                          f"{issue.read_as}); the window's hours would be 1 h off", where, value,
-                          f"a local time that occurs once in {tz}",
-                          "write a time outside the repeated hour, or give the window in UTC (timezone UTC)"))
+        out.append(make_finding("window-time-ambiguous", Severity.ERROR, file,
+                                f"{value} occurs twice in {tz} (offsets {issue.utc_offsets[0]} and "
+                                f"{issue.utc_offsets[1]}: {issue.read_as}); the window's hours would be 1 h off",
+                                field=where, value=value,
+                                rule=f"a local time that occurs once in {tz}",
+                                fix="write a time outside the repeated hour, or give the window in UTC (timezone UTC)"))
 
 
 def check_classes(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
     """A class a spreadsheet would run as a formula: one warning here, where every label cell repeats it."""
     for i, name in enumerate(protocol["classes"]):
         if formula_like(name):
-            out.append(Finding(code=FORMULA, severity=Severity.WARNING, file=file, field=f"/classes/{i}", value=name,
-                               rule=FORMULA_RULE, fix=FORMULA_FIX,
-                               message=f"class {visible(name)[:60]!r} starts with {name[0]!r}: a spreadsheet opening "
-                                       "a reference or prediction file would run its labels as formulas"))
+            out.append(make_finding(FORMULA, Severity.WARNING, file,
+                                    f"class {visible(name)[:60]!r} starts with {name[0]!r}: a spreadsheet opening "
+                                    "a reference or prediction file would run its labels as formulas",
+                                    field=f"/classes/{i}", value=name, rule=FORMULA_RULE, fix=FORMULA_FIX))
 
 
 def check_measurement_links(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
@@ -92,7 +88,9 @@ def check_measurement_links(protocol: dict[str, Any], file: str, out: list[Findi
         return
     for i, j, exp, v in variants:
         if not v.get("measurement"):
-            out.append(_error("measurement-not-linked", file, f"variant {exp['id']}/{v['id']} links no measurement "
-                              "JSON while the campaign's other variants do", f"/experiments/{i}/variants/{j}",
-                              None, "memory feasibility needs a measurement of the variant itself",
-                              f"add the measurement of {exp['id']}/{v['id']} and name it in its `measurement` field"))
+            out.append(make_finding("measurement-not-linked", Severity.ERROR, file,
+                                    f"variant {exp['id']}/{v['id']} links no measurement JSON while the "
+                                    "campaign's other variants do", field=f"/experiments/{i}/variants/{j}",
+                                    rule="memory feasibility needs a measurement of the variant itself",
+                                    fix=f"add the measurement of {exp['id']}/{v['id']} and name it in its "
+                                        "`measurement` field"))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from generator.audit.findings import Finding, count_by_severity
 from generator.audit.textsafety import terminal_safe
+from generator.core.money import usd_amount
 from generator.core.termtext import escape_terminal
 
 
@@ -23,7 +25,8 @@ def location(f: Finding) -> str:
 
 def format_finding(f: Finding) -> str:
     """One finding as two to four lines: where, what, the rule and the fix."""
-    lines = [f"{location(f)}: {escape_terminal(f.message)} [{f.severity.value} {f.code}]"]  # one line, whatever it quotes
+    # One line, whatever the message quotes.
+    lines = [f"{location(f)}: {escape_terminal(f.message)} [{f.severity.value} {f.code}]"]
     if f.claimed is not None or f.recomputed is not None:
         lines.append(f"  claimed: {f.claimed!r}; recomputed: {f.recomputed!r}")
     if f.rule:
@@ -75,9 +78,7 @@ def findings_to_json(findings: Sequence[Finding], max_findings: int) -> str:
 
 
 def _usd(cents: Any) -> str:
-    from generator.audit.recompute.cost import usd
-
-    return "undefined" if cents is None else f"{usd(int(cents))} USD"
+    return "undefined" if cents is None else f"{usd_amount(int(cents))} USD"
 
 
 def _seconds(value: Any) -> str:
@@ -107,7 +108,8 @@ def format_decision(decision: dict[str, Any]) -> str:
             lines.append(f"  to get an answer: {d['fix']}")
     if d.get("time_ordering"):
         lines.append("Order by median warm time (not the answer): "
-                     + ", ".join(f"{e['configuration']} {_seconds(e['warm_median_seconds'])}" for e in d["time_ordering"]))
+                     + ", ".join(f"{e['configuration']} {_seconds(e['warm_median_seconds'])}"
+                                 for e in d["time_ordering"]))
     if d["series_decides"] is not None:
         lines.append(f"Series decides: {'yes' if d['series_decides'] else 'no'}")
     for note in d["uncertainty"]:
@@ -134,11 +136,7 @@ def format_decision(decision: dict[str, Any]) -> str:
 
 def _usd_decimal(cents: str) -> str:
     """A cents amount held as a decimal string (a cost per result) in USD."""
-    from decimal import Decimal
-
-    from generator.audit.recompute.cost import usd
-
-    return f"{usd(Decimal(cents))} USD"
+    return f"{usd_amount(Decimal(cents))} USD"
 
 
 def format_quote(q: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.core.resources import load_schema
 
 _FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
@@ -82,17 +82,9 @@ def validate_document(
         else:
             field = _path(err)
         findings.append(
-            Finding(
-                code="schema-violation",
-                severity=Severity.ERROR,
-                file=file,
-                line=line,
-                field=field,
-                value=_short(err.instance),
-                rule=_rule(err),
-                fix=_fix(err),
-                message=err.message if len(err.message) <= 300 else err.message[:297] + "...",
-            )
+            make_finding("schema-violation", Severity.ERROR, file,
+                         err.message if len(err.message) <= 300 else err.message[:297] + "...", line=line, field=field,
+                         value=_short(err.instance), rule=_rule(err), fix=_fix(err))
         )
     return findings
 

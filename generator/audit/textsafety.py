@@ -10,9 +10,12 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 FORMULA = "formula-like-cell"
 INVISIBLE = "invisible-character"
@@ -81,16 +84,16 @@ def cell_findings(cell: str, file: str, line: int, column: str, severity: Severi
     """The findings of one CSV text cell; `severity` is the invisible characters' (a formula is a warning)."""
     out: list[Finding] = []
     if formula_like(cell):
-        out.append(Finding(code=FORMULA, severity=Severity.WARNING, file=file, line=line, field=column,
-                           value=cell[:80], rule=FORMULA_RULE, fix=FORMULA_FIX,
-                           message=f"{column} starts with {cell[0]!r}: a spreadsheet would run "
-                                   f"{visible(cell)[:60]!r} as a formula"))
+        out.append(make_finding(FORMULA, Severity.WARNING, file,
+                                f"{column} starts with {cell[0]!r}: a spreadsheet would run "
+                                f"{visible(cell)[:60]!r} as a formula", line=line, field=column, value=cell[:80],
+                                rule=FORMULA_RULE, fix=FORMULA_FIX))
     points = code_points(cell)
     if points:
-        out.append(Finding(code=INVISIBLE, severity=severity, file=file, line=line, field=column, value=cell[:80],
-                           rule=INVISIBLE_RULE, fix=INVISIBLE_FIX,
-                           message=f"{column} holds {describe(points)}, invisible characters that can hide or "
-                                   f"reorder the text: {visible(cell)[:80]!r}"))
+        out.append(make_finding(INVISIBLE, severity, file,
+                                f"{column} holds {describe(points)}, invisible characters that can hide or "
+                                f"reorder the text: {visible(cell)[:80]!r}", line=line, field=column, value=cell[:80],
+                                rule=INVISIBLE_RULE, fix=INVISIBLE_FIX))
     return out
 
 
@@ -109,10 +112,10 @@ def json_findings(data: Any, file: str, free_text: frozenset[str]) -> list[Findi
             points = code_points(node)
             if points:
                 severity = Severity.WARNING if key in free_text else Severity.ERROR
-                out.append(Finding(code=INVISIBLE, severity=severity, file=file, field=path or "/", value=node[:80],
-                                   rule=INVISIBLE_RULE, fix=INVISIBLE_FIX,
-                                   message=f"the string at {path or '/'} holds {describe(points)}, invisible "
-                                           f"characters that can hide or reorder the text: {visible(node)[:80]!r}"))
+                out.append(make_finding(INVISIBLE, severity, file,
+                                        f"the string at {path or '/'} holds {describe(points)}, invisible "
+                                        f"characters that can hide or reorder the text: {visible(node)[:80]!r}",
+                                        field=path or "/", value=node[:80], rule=INVISIBLE_RULE, fix=INVISIBLE_FIX))
         elif isinstance(node, dict):
             stack.extend((v, f"{path}/{str(k).replace('~', '~0').replace('/', '~1')}", str(k))
                          for k, v in node.items())
@@ -133,7 +136,7 @@ class ColumnScan:
     invisible: int = 0
     invisible_rows: tuple[int, ...] = ()
 
-    def shifted(self, rows: Sequence[int]) -> ColumnScan:
+    def shifted(self, rows: Sequence[int] | NDArray[Any]) -> ColumnScan:
         """The scan of a subset of a column, its row indices mapped back to `rows`."""
         return ColumnScan(self.formula, tuple(int(rows[i]) for i in self.formula_rows), self.invisible,
                           tuple(int(rows[i]) for i in self.invisible_rows))
@@ -192,16 +195,17 @@ def column_findings(scan: ColumnScan, value_at: Any, line_of: Any, file: str, co
     out: list[Finding] = []
     if scan.formula:
         first = ", ".join(f"line {line_of(r)}: {visible(value_at(r))[:40]!r}" for r in scan.formula_rows)
-        out.append(Finding(code=FORMULA, severity=Severity.WARNING, file=file, line=line_of(scan.formula_rows[0]),
-                           field=column, value=scan.formula, rule=FORMULA_RULE, fix=FORMULA_FIX,
-                           message=f"{scan.formula} {column} cell(s) a spreadsheet would run as a formula "
-                                   f"(first: {first})"))
+        out.append(make_finding(FORMULA, Severity.WARNING, file,
+                                f"{scan.formula} {column} cell(s) a spreadsheet would run as a formula "
+                                f"(first: {first})", line=line_of(scan.formula_rows[0]), field=column,
+                                value=scan.formula, rule=FORMULA_RULE, fix=FORMULA_FIX))
     if scan.invisible:
         texts = [value_at(r) for r in scan.invisible_rows]
         points = list(dict.fromkeys(p for t in texts for p in code_points(t)))
-        first = ", ".join(f"line {line_of(r)}: {visible(t)[:40]!r}" for r, t in zip(scan.invisible_rows, texts))
-        out.append(Finding(code=INVISIBLE, severity=severity, file=file, line=line_of(scan.invisible_rows[0]),
-                           field=column, value=scan.invisible, rule=INVISIBLE_RULE, fix=INVISIBLE_FIX,
-                           message=f"{scan.invisible} {column} cell(s) hold invisible or reordering characters, "
-                                   f"{describe(points)} (first: {first})"))
+        first = ", ".join(f"line {line_of(r)}: {visible(t)[:40]!r}"
+                          for r, t in zip(scan.invisible_rows, texts, strict=False))
+        out.append(make_finding(INVISIBLE, severity, file,
+                                f"{scan.invisible} {column} cell(s) hold invisible or reordering characters, "
+                                f"{describe(points)} (first: {first})", line=line_of(scan.invisible_rows[0]),
+                                field=column, value=scan.invisible, rule=INVISIBLE_RULE, fix=INVISIBLE_FIX))
     return out

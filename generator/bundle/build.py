@@ -36,6 +36,7 @@ from generator.bundle.bundlelayout import (
     MANIFEST,
     MANIFEST_SIG,
     MANIFEST_VERSION,
+    NOTE_RENDERER,
     SELF_CHECKSUM,
     TAG_MANIFEST,
     TAG_MANIFEST_LISTS,
@@ -45,6 +46,7 @@ from generator.bundle.leftovers import lock_path
 from generator.bundle.signing import CERT_NAME, Identity, check_signing_setup, sign_bytes, sign_pdf
 from generator.core.errors import AuditError, OutputExistsError, UsageError
 from generator.core.limits import Limits, applied
+from generator.core.safefiles import sha256_file
 from generator.core.worker import JsonWorker
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
 
@@ -157,7 +159,15 @@ def _payload(root: Path) -> list[str]:
 
 
 def _tag_entry(root: Path, name: str) -> dict[str, Any]:
-    return {"path": name, "bytes": (root / name).stat().st_size, "sha256": digests(root / name, ("sha256",))["sha256"]}
+    return {"path": name, "bytes": (root / name).stat().st_size, "sha256": sha256_file(root / name)}
+
+
+def note_renderer() -> str:
+    """bag-info's Note-Renderer: the WeasyPrint that rendered the note (its PDF is byte-identical only within one
+    WeasyPrint version, so a reader who renders decision.json again needs to know which)."""
+    from importlib.metadata import version
+
+    return f"WeasyPrint {version('weasyprint')}"
 
 
 def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, identity: Identity | None,
@@ -173,6 +183,7 @@ def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, ident
         ("Payload-Oxum", f"{sum(sizes.values())}.{len(payload)}"),
         ("External-Identifier", bundle_id),
         ("Bag-Software-Agent", f"gpu-audit {__version__}"),
+        (NOTE_RENDERER, note_renderer()),
     ]
     (root / BAGIT_FILE).write_text(BAGIT_TXT, encoding="utf-8")
     (root / BAG_INFO_FILE).write_text(bag_info_text(bag_info), encoding="utf-8")
@@ -180,7 +191,7 @@ def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, ident
         (root / f"manifest-{alg}.txt").write_text(manifest_text({r: s[alg] for r, s in sums.items()}), encoding="utf-8")
     # The tag manifest lists the tag files written so far; MANIFEST.json, written next, lists it in turn.
     (root / TAG_MANIFEST).write_text(
-        manifest_text({t: digests(root / t, ("sha256",))["sha256"] for t in TAG_MANIFEST_LISTS}), encoding="utf-8")
+        manifest_text({t: sha256_file(root / t) for t in TAG_MANIFEST_LISTS}), encoding="utf-8")
     manifest = {
         "schema_version": MANIFEST_VERSION, "bundle_id": bundle_id,
         "tool": {"name": "gpu-audit", "version": __version__},
@@ -222,6 +233,114 @@ def _zip_folder(root: Path, zip_path: Path, top: str, when: datetime) -> None:
             zf.writestr(info, path.read_bytes())
 
 
+@dataclass(frozen=True)
+class _Order:
+    """What one build was asked for, once `_preflight` accepted it."""
+
+    campaign_dir: Path
+    target: Path
+    identity: Identity | None
+    organization: str
+    make_zip: bool
+    strict: bool
+    tsa_url: str | None
+
+
+def _preflight(campaign_dir: Path, out: Path, identity: Identity | None, organization: str | None, make_zip: bool,
+               strict: bool, tsa_url: str | None) -> _Order:
+    """What can be refused before any work is refused here: the organisation name, the signing setup, the path."""
+    org = _checked_organization(organization, identity)
+    check_signing_setup(identity, tsa_url)
+    if make_zip and out.suffix != ".zip":
+        raise UsageError(f"with --zip the output must end in .zip (got {out})")
+    if not out.parent.is_dir():
+        raise UsageError(f"folder {out.parent} does not exist; create it first")
+    if out.exists() or out.is_symlink():
+        raise OutputExistsError(f"{out} already exists; choose a new bundle path (nothing is overwritten)")
+    return _Order(campaign_dir, out, identity, org, make_zip, strict, tsa_url)
+
+
+def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copier, charts: JsonWorker,
+                   step: Progress) -> dict[str, dict[str, str]]:
+    """decision.json, findings.json and the note (the PDF certified when there is a key) written into data/;
+    returns the input copies' digests, once the copies are done and agree with what was validated."""
+    decision_bytes = _canonical(result.decision)
+    (data / "decision.json").write_bytes(decision_bytes)
+    (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
+    files = render_note(result.decision, _evidence(result, decision_bytes),
+                        signature_status=_signature_status(order.identity), charts=charts)
+    sums = _input_sums(result, copier.result())
+    (data / HTML_NAME).write_bytes(files[HTML_NAME])
+    step("signing", 0, 0)
+    pdf = files[PDF_NAME]
+    if order.identity is not None:
+        pdf = sign_pdf(order.identity, pdf, tsa_url=order.tsa_url)
+    (data / PDF_NAME).write_bytes(pdf)
+    return sums
+
+
+def _partial(target: Path) -> Path:
+    """Where the zip is written before it is linked to its name (a later build names it as a leftover)."""
+    return target.parent / f".{target.name}.partial"
+
+
+def _publish_zip(tmp: Path, target: Path, generated_at: str) -> None:
+    """The finished folder zipped beside the target, then linked to its name: never over a file that appeared."""
+    partial = _partial(target)
+    partial.unlink(missing_ok=True)
+    _zip_folder(tmp, partial, target.stem, datetime.fromisoformat(generated_at.replace("Z", "+00:00")))
+    try:
+        os.link(partial, target)  # never replaces a file that appeared meanwhile
+    except FileExistsError:
+        raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten") from None
+    partial.unlink()
+    shutil.rmtree(tmp)
+
+
+def _publish_folder(tmp: Path, target: Path) -> None:
+    """The finished folder renamed to the target: never over a file or folder that appeared meanwhile."""
+    if target.exists() or target.is_symlink():
+        raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten")
+    try:
+        os.rename(tmp, target)
+    except OSError as exc:  # a folder or file that appeared meanwhile: never replaced
+        raise OutputExistsError(f"{target} appeared during the build ({exc.strerror}); nothing is "
+                                "overwritten") from None
+
+
+def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step: Progress) -> BuildResult:
+    """The stages, in the temporary folder beside the claimed target: check (the inputs copied meanwhile), write
+    the payload, write the tag files, publish."""
+    data = tmp / "data"
+    data.mkdir()
+    step("validating and recomputing", 0, 0)
+    # WeasyPrint and pyHanko are imported in this thread when the note is rendered and signed: no
+    # thread imports beside it, so a Ctrl-C that lands inside an import can leave no other waiting.
+    # The inputs are copied and hashed by a worker process of low priority from the moment they are
+    # known: it takes the processor time the check leaves, then the rendering's.
+    result = check_campaign(order.campaign_dir, progress=step,
+                            on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)))
+    bundle_id = make_bundle_id(result.decision)
+    if order.strict and result.errors:
+        copier.close()
+        shutil.rmtree(tmp)
+        return BuildResult(path=order.target, pdf=None, bundle_id=bundle_id, check=result, built=False)
+    step("copying inputs and rendering", 0, 0)
+    sums = _write_payload(data, result, order, copier, charts, step)
+    step("hashing", 0, 0)
+    _write_tag_files(tmp, result.decision, bundle_id, order.identity, order.organization, sums)
+    if order.make_zip:
+        _publish_zip(tmp, order.target, result.decision["generated_at"])
+        return BuildResult(path=order.target, pdf=None, bundle_id=bundle_id, check=result, built=True)
+    _publish_folder(tmp, order.target)
+    return BuildResult(path=order.target, pdf=order.target / "data" / PDF_NAME, bundle_id=bundle_id, check=result,
+                       built=True)
+
+
+def _silent(stage: str, done: int, total: int) -> None:
+    """The progress of a build nobody watches."""
+
+
 def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, make_zip: bool = False,
                  strict: bool = False, organization: str | None = None,
                  progress: Progress | None = None, limits: Limits | None = None,
@@ -235,72 +354,13 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
         with applied(limits):
             return build_bundle(campaign_dir, out, identity, make_zip=make_zip, strict=strict,
                                 organization=organization, progress=progress, tsa_url=tsa_url)
-    def step(stage: str, done: int = 0, total: int = 0) -> None:
-        if progress is not None:
-            progress(stage, done, total)
-
-    target = out
-    org = _checked_organization(organization, identity)  # before any work
-    check_signing_setup(identity, tsa_url)
-    if make_zip and target.suffix != ".zip":
-        raise UsageError(f"with --zip the output must end in .zip (got {out})")
-    if not target.parent.is_dir():
-        raise UsageError(f"folder {target.parent} does not exist; create it first")
-    if target.exists() or target.is_symlink():
-        raise OutputExistsError(f"{target} already exists; choose a new bundle path (nothing is overwritten)")
-    with _claim(target), Copier() as copier, JsonWorker("generator.render.charts") as charts:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    order = _preflight(campaign_dir, out, identity, organization, make_zip, strict, tsa_url)  # before any work
+    with _claim(out), Copier() as copier, JsonWorker("generator.render.charts") as charts:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
         try:
-            data = tmp / "data"
-            data.mkdir()
-            step("validating and recomputing")
-            # WeasyPrint and pyHanko are imported in this thread when the note is rendered and signed: no
-            # thread imports beside it, so a Ctrl-C that lands inside an import can leave no other waiting.
-            # The inputs are copied and hashed by a worker process of low priority from the moment they are
-            # known: it takes the processor time the check leaves, then the rendering's.
-            result = check_campaign(campaign_dir, progress=step,
-                                    on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)))
-            decision = result.decision
-            bundle_id = make_bundle_id(decision)
-            if strict and result.errors:
-                copier.close()
-                shutil.rmtree(tmp)
-                return BuildResult(path=target, pdf=None, bundle_id=bundle_id, check=result, built=False)
-            step("copying inputs and rendering")
-            decision_bytes = _canonical(decision)
-            (data / "decision.json").write_bytes(decision_bytes)
-            (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
-            files = render_note(decision, _evidence(result, decision_bytes), signature_status=_signature_status(identity),
-                                charts=charts)
-            sums = _input_sums(result, copier.result())
-            (data / HTML_NAME).write_bytes(files[HTML_NAME])
-            step("signing")
-            pdf = files[PDF_NAME] if identity is None else sign_pdf(identity, files[PDF_NAME], tsa_url=tsa_url)
-            (data / PDF_NAME).write_bytes(pdf)
-            step("hashing")
-            _write_tag_files(tmp, decision, bundle_id, identity, org, sums)
-            if make_zip:
-                partial = target.parent / f".{target.name}.partial"
-                partial.unlink(missing_ok=True)
-                when = datetime.fromisoformat(decision["generated_at"].replace("Z", "+00:00"))
-                _zip_folder(tmp, partial, target.stem, when)
-                try:
-                    os.link(partial, target)  # never replaces a file that appeared meanwhile
-                except FileExistsError:
-                    raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten") from None
-                partial.unlink()
-                shutil.rmtree(tmp)
-                return BuildResult(path=target, pdf=None, bundle_id=bundle_id, check=result, built=True)
-            if target.exists() or target.is_symlink():
-                raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten")
-            try:
-                os.rename(tmp, target)
-            except OSError as exc:  # a folder or file that appeared meanwhile: never replaced
-                raise OutputExistsError(f"{target} appeared during the build ({exc.strerror}); nothing is "
-                                        "overwritten") from None
+            return _build_in(tmp, order, copier, charts, progress or _silent)
         except BaseException:
             copier.close()  # the worker may still be writing into tmp
             shutil.rmtree(tmp, ignore_errors=True)
-            (target.parent / f".{target.name}.partial").unlink(missing_ok=True)
+            _partial(out).unlink(missing_ok=True)
             raise
-    return BuildResult(path=target, pdf=target / "data" / PDF_NAME, bundle_id=bundle_id, check=result, built=True)

@@ -25,8 +25,11 @@ TAG_MANIFEST = "tagmanifest-sha256.txt"
 # Tag files the tag manifest lists (step 2), and those MANIFEST.json lists (step 3).
 TAG_MANIFEST_LISTS = (BAGIT_FILE, BAG_INFO_FILE, *PAYLOAD_MANIFESTS)
 SIGNED_TAG_FILES = (*TAG_MANIFEST_LISTS, TAG_MANIFEST)
+# The WeasyPrint that rendered the note ("WeasyPrint 70.0"): its bytes are reproducible within that version only.
+NOTE_RENDERER = "Note-Renderer"
 # The bag-info.txt labels gpu-audit writes, in order; any other field is refused by `verify`.
-BAG_INFO_LABELS = ("Source-Organization", "Bagging-Date", "Payload-Oxum", "External-Identifier", "Bag-Software-Agent")
+BAG_INFO_LABELS = ("Source-Organization", "Bagging-Date", "Payload-Oxum", "External-Identifier", "Bag-Software-Agent",
+                   NOTE_RENDERER)
 MANIFEST_VERSION = "2"
 SELF_CHECKSUM = ("This manifest carries no checksum of itself, to avoid a self-referential checksum: "
                  "MANIFEST.json.sig signs it, and it lists every other file of the bundle (payload and tag files, "

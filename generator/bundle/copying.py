@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.bundle.bagit_format import PAYLOAD_ALGORITHMS
-from generator.bundle.pemkeys import KEY_MARK, holds_private_key
 from generator.core.errors import AuditError, SecretInInputError, UnreadableInputError
+from generator.core.pemkeys import KEY_MARK, holds_private_key
 from generator.core.worker import JsonWorker, serve
 
 # Large blocks: few system calls, and one buffer reused (fresh large objects fault in page by page).

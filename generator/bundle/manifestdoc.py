@@ -1,6 +1,8 @@
-"""MANIFEST.json as `verify` reads it: strict JSON, then the shape of schemas/manifest.schema.json checked by
-hand (verify does not import jsonschema; tests/test_attacks_bundle.py validates built manifests against the
-schema itself)."""
+"""MANIFEST.json as `verify` reads it: strict JSON, then the shape of schemas/manifest.schema.json.
+
+The shape is checked by hand, since verify does not import jsonschema; tests/test_bundle_format.py validates
+built manifests against the schema itself.
+"""
 
 from __future__ import annotations
 

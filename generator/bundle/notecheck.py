@@ -52,13 +52,14 @@ def read_note(pdf: bytes, file: str) -> NoteFacts:
         match = TITLE_ID.match(title)
         facts.title_id = match.group(1) if match else None
         facts.decision = embedded_decision(pdf)
-    except Exception as exc:  # pyHanko and asn1crypto raise many types on a damaged file
+    except Exception as exc:  # noqa: BLE001 - pyHanko and asn1crypto raise many types on a damaged file
         facts.problems.append(Problem("bad-pdf", file, f"the PDF cannot be read: {type(exc).__name__}: {exc}"))
     return facts
 
 
 def signature_problems(pdf: bytes, cert: x509.Certificate, file: str) -> tuple[list[Problem], PdfSignatureCheck]:
-    """pyHanko's full verdict on the note's signature with `cert` as the only root (generator.bundle.signing), as problems."""
+    """pyHanko's full verdict on the note's signature with `cert` as the only root (generator.bundle.signing),
+    as problems."""
     check = check_pdf_signature(pdf, cert)
     return [Problem(code, file, message) for code, message in check.problems()], check
 
@@ -75,7 +76,7 @@ def trust_problem(signer: x509.Certificate, trust: Trust, file: str) -> Problem 
         return None
     try:
         signer.verify_directly_issued_by(trust.cert)
-    except Exception:  # ValueError, TypeError, InvalidSignature: not issued by it, whatever the reason
+    except Exception:  # noqa: BLE001 - ValueError, TypeError, InvalidSignature: not issued by it, whatever the reason
         return Problem("untrusted-signer", file, f"the signer is not the trusted certificate nor issued by it "
                        f"({trust.source})", f"SHA256:{cert_fingerprint(trust.cert)}", f"SHA256:{found}")
     return None

@@ -70,7 +70,7 @@ def main() -> None:
         answer = _answer(request)
     except MemoryError:
         answer = {"error": "memory"}
-    except Exception as exc:  # reported to the parent as a problem, never a traceback
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as a problem, never a traceback
         answer = {"error": f"{type(exc).__name__}: {exc}"}
     sys.stdout.write(json.dumps(answer))
 
@@ -99,7 +99,8 @@ def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signa
     except ValueError:
         answer = {"error": "cpu" if proc.returncode < 0 else f"the parser exited {proc.returncode}"}
     if answer.get("error") == "cpu":
-        return _costly(file, limits, limit_message("max_pdf_seconds", limits, "the processor time parsing the PDF took"))
+        return _costly(file, limits,
+                       limit_message("max_pdf_seconds", limits, "the processor time parsing the PDF took"))
     if answer.get("error") == "memory":
         return _costly(file, limits, f"parsing the PDF needs more than {MEMORY_CEILING} bytes of memory")
     if "error" in answer:

@@ -113,7 +113,7 @@ def check_pdf_signature(pdf: bytes, cert: x509.Certificate) -> PdfSignatureCheck
     try:
         reader = PdfFileReader(io.BytesIO(pdf), strict=False)
         sigs = reader.embedded_signatures
-    except Exception as exc:  # pyHanko raises many types on a damaged file
+    except Exception as exc:  # noqa: BLE001 - pyHanko raises many types on a damaged file
         return PdfSignatureCheck(present=False, detail=f"the PDF cannot be parsed: {type(exc).__name__}: {exc}")
     if len(sigs) != 1:
         return PdfSignatureCheck(present=False, detail=f"{len(sigs)} signatures found, expected 1")
@@ -127,7 +127,7 @@ def check_pdf_signature(pdf: bytes, cert: x509.Certificate) -> PdfSignatureCheck
         signer = x509.load_der_x509_certificate(status.signing_cert.dump())
         stamp = status.timestamp_validity
         tsa = None if stamp is None else x509.load_der_x509_certificate(stamp.signing_cert.dump())
-    except Exception as exc:  # a damaged CMS structure or certificate, as pyHanko or cryptography finds it
+    except Exception as exc:  # noqa: BLE001 - a damaged CMS structure or certificate, as pyHanko or cryptography finds it
         return PdfSignatureCheck(present=True, detail=f"validation failed: {type(exc).__name__}: {exc}")
     level = status.modification_level
     entire = status.coverage == SignatureCoverageLevel.ENTIRE_FILE
@@ -193,6 +193,6 @@ def embedded_decision(pdf: bytes, max_bytes: int = MAX_EMBEDDED_BYTES) -> bytes 
 
     try:
         walk(PdfFileReader(io.BytesIO(pdf), strict=False).root["/Names"]["/EmbeddedFiles"], 0)
-    except Exception:  # a damaged PDF or attachment: there is no decision to compare
+    except Exception:  # noqa: BLE001 - a damaged PDF or attachment: there is no decision to compare
         return None
     return found[0] if len(found) == 1 else None

@@ -133,7 +133,8 @@ def _check_key(key: Any, cert: x509.Certificate, source: str) -> Identity:
                          "note stays PDF 1.7 (PDF/A-3), and ECDSA or EdDSA in a PDF signature needs the ISO/TS 32002 "
                          "extension of PDF 2.0; make an RSA key with `gpu-audit keygen DIR`, or give a PKCS#12 "
                          "file holding an RSA key with --pkcs12")
-    if cert.public_key().public_numbers() != key.public_key().public_numbers():
+    public = cert.public_key()
+    if not isinstance(public, rsa.RSAPublicKey) or public.public_numbers() != key.public_key().public_numbers():
         raise UsageError(f"{source}: the certificate does not belong to the key; give the matching pair")
     return Identity(key=key, cert=cert)
 
@@ -161,7 +162,7 @@ def load_pem_identity(key_path: Path, cert_path: Path, passphrase: bytes | None 
                              ) from None
         raise UsageError(f"{key_path}: not a PEM private key (or a damaged one); give the key `gpu-audit keygen` "
                          "wrote, or its PKCS#12 file with --pkcs12") from None
-    except Exception as exc:  # cryptography raises other types on some malformed keys (e.g. unsupported ones)
+    except Exception as exc:  # noqa: BLE001 - cryptography raises other types on some malformed or unsupported keys
         raise UsageError(f"{key_path}: cannot be loaded as a PEM private key ({type(exc).__name__})") from None
     try:
         cert = x509.load_pem_x509_certificate(cert_data)
@@ -185,7 +186,7 @@ def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable
         source = f"from ${PKCS12_PASSPHRASE_ENV} or the prompt" if passphrase is not None else \
             f"none given: set ${PKCS12_PASSPHRASE_ENV}"
         raise UsageError(f"{path}: wrong passphrase ({source}), or not a PKCS#12 file") from None
-    except Exception as exc:  # malformed or unsupported PKCS#12 content
+    except Exception as exc:  # noqa: BLE001 - cryptography raises many types on malformed or unsupported PKCS#12
         raise UsageError(f"{path}: cannot be loaded as PKCS#12 ({type(exc).__name__})") from None
     if key is None or cert is None:
         raise UsageError(f"{path} holds no private key with its certificate")
@@ -208,7 +209,8 @@ def keygen(directory: Path, name: str, now: dt.datetime | None = None) -> tuple[
         raise UsageError(f"{directory} is a file, not a folder; give a folder for the key and certificate")
     now = now or dt.datetime.now(dt.UTC)
     key = rsa.generate_private_key(public_exponent=65537, key_size=KEYGEN_RSA_BITS)
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name), x509.NameAttribute(NameOID.ORGANIZATION_NAME, name)])
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name),
+                         x509.NameAttribute(NameOID.ORGANIZATION_NAME, name)])
     cert = (
         x509.CertificateBuilder()
         .subject_name(subject).issuer_name(subject).public_key(key.public_key())
@@ -224,8 +226,9 @@ def keygen(directory: Path, name: str, now: dt.datetime | None = None) -> tuple[
     key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
     try:
-        write_new_files(directory, {KEY_NAME: (key_pem, 0o600), CERT_NAME: (cert.public_bytes(serialization.Encoding.PEM),
-                                                                          0o644)}, what="key or certificate")
+        write_new_files(directory, {KEY_NAME: (key_pem, 0o600),
+                                    CERT_NAME: (cert.public_bytes(serialization.Encoding.PEM), 0o644)},
+                        what="key or certificate")
     except OutputExistsError:
         raise OutputExistsError(f"{key_path} or {cert_path} appeared meanwhile; keys are never overwritten (choose "
                                 "another folder)") from None
@@ -258,7 +261,8 @@ def _pyhanko_signer(identity: Identity) -> Any:
     cert = asn1_x509.Certificate.load(identity.cert.public_bytes(serialization.Encoding.DER))
     key = asn1_keys.PrivateKeyInfo.load(identity.key.private_bytes(
         serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-    return signers.SimpleSigner(signing_cert=cert, signing_key=key, cert_registry=SimpleCertificateStore.from_certs([cert]))
+    return signers.SimpleSigner(signing_cert=cert, signing_key=key,
+                                cert_registry=SimpleCertificateStore.from_certs([cert]))
 
 
 def check_tsa_url(url: str) -> str:

@@ -395,6 +395,5 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
     with tempfile.TemporaryDirectory(prefix="gpu-audit-verify-") as tmp:
         problems = zipsafe.extract(path, Path(tmp), limits=lim)
         if problems:
-            return Report(bundle=str(path), trust=anchor, complete=False,
-                          problems=[Problem("unsafe-zip", p.entry, p.message) for p in problems])
+            return Report(bundle=str(path), trust=anchor, complete=False, problems=problems)
         return _verify_folder(zipsafe.bag_root(Path(tmp)), str(path), anchor, allow_unsigned, lim)

@@ -6,27 +6,24 @@ import re
 import stat
 import zipfile
 import zlib
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from generator.bundle.verdict import Problem
 from generator.core.limits import DEFAULT, Limits, limit_message, resolve
 
 MAX_ENTRIES = DEFAULT.max_zip_entries  # defaults; Limits (--max-zip-entries, --max-bundle-bytes, --max-zip-ratio)
 MAX_TOTAL_BYTES = DEFAULT.max_bundle_bytes
 MAX_RATIO = DEFAULT.max_zip_ratio  # uncompressed / compressed, per entry
 CHUNK = 1 << 20
+CODE = "unsafe-zip"  # the code of every problem this module finds: `verify` lists them as they are
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # What a damaged or hostile archive makes zipfile raise while reading an entry (beyond OSError).
 _READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError,
                 OverflowError, UnicodeDecodeError)
 
 
-@dataclass(frozen=True)
-class ZipProblem:
-    """Why a zip was refused."""
-
-    entry: str
-    message: str
+def _problem(entry: str, message: str) -> Problem:
+    return Problem(CODE, entry, message)
 
 
 def _name_problem(name: str) -> str | None:
@@ -42,9 +39,76 @@ def _name_problem(name: str) -> str | None:
     return None
 
 
+def _entry_problem(info: zipfile.ZipInfo, seen: dict[str, str], max_total: int, lim: Limits) -> str | None:
+    """Why one entry is refused on its own (its name, its kind, its size or ratio), else None."""
+    name = info.filename
+    bad_name = _name_problem(name)
+    if bad_name:
+        return bad_name
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return "entry is a symbolic link; bundles hold plain files only"
+    key = name.rstrip("/")
+    if key in seen:
+        return f"entry appears twice (as a {seen[key]} and a {'folder' if info.is_dir() else 'file'})"
+    bomb = f"entry would expand to {info.file_size} bytes from {info.compress_size}: refused as a possible zip bomb; "
+    if info.file_size > max_total:
+        return bomb + limit_message("max_bundle_bytes", lim, "its size")
+    if info.compress_size and info.file_size / info.compress_size > lim.max_zip_ratio and info.file_size > CHUNK:
+        return bomb + limit_message("max_zip_ratio", lim, "its compression ratio")
+    return None
+
+
+def _layout_problems(infos: list[zipfile.ZipInfo], max_total: int, lim: Limits, where: str) -> list[Problem]:
+    """Every entry checked before a byte is written: names, kinds, sizes, entries under files, the total."""
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}  # entry name without its trailing '/': "file" or "folder"
+    total = 0
+    for info in infos:
+        message = _entry_problem(info, seen, max_total, lim)
+        if message is not None:
+            problems.append(_problem(info.filename, message))
+        seen.setdefault(info.filename.rstrip("/"), "folder" if info.is_dir() else "file")
+        total += info.file_size
+    for name in seen:
+        parent = str(PurePosixPath(name).parent)
+        while parent not in (".", "", "/"):
+            if seen.get(parent) == "file":
+                problems.append(_problem(name, f"entry lies under {parent!r}, which is a file"))
+                break
+            parent = str(PurePosixPath(parent).parent)
+    if total > max_total:
+        problems.append(_problem(where, limit_message("max_bundle_bytes", lim, f"{total} bytes uncompressed")))
+    return problems
+
+
+def _write_entries(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], dest: Path) -> list[Problem]:
+    """The checked entries written under `dest`; a stream longer than its header or unreadable is a problem."""
+    info = None
+    try:
+        for info in infos:
+            target = dest / info.filename
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            written = 0
+            with zf.open(info) as src, target.open("wb") as out:
+                # Trust no header: stop at the declared size even if the stream says otherwise.
+                while block := src.read(CHUNK):
+                    written += len(block)
+                    if written > info.file_size:
+                        return [_problem(info.filename, "entry is larger than its header declares")]
+                    out.write(block)
+    except (OSError, *_READ_ERRORS) as exc:
+        name = info.filename if info is not None else ""
+        return [_problem(name, f"entry cannot be extracted: {type(exc).__name__}: {exc}")]
+    return []
+
+
 def extract(zip_path: Path, dest: Path, *, max_total: int | None = None,
-            limits: Limits | None = None) -> list[ZipProblem]:
-    """Extract into `dest` after checking every entry; returns the problems (nothing extracted if any).
+            limits: Limits | None = None) -> list[Problem]:
+    """Extract into `dest` after checking every entry; returns the problems, code `unsafe-zip` (nothing is
+    extracted if the checks find any).
 
     The limits (`limits`, else the active ones) bound the entries, the total and per-entry size
     (`max_total` overrides `max_bundle_bytes`) and the compression ratio; a damaged archive is a problem,
@@ -53,69 +117,15 @@ def extract(zip_path: Path, dest: Path, *, max_total: int | None = None,
     lim = resolve(limits)
     if max_total is None:
         max_total = lim.max_bundle_bytes
-    problems: list[ZipProblem] = []
     try:
         zf = zipfile.ZipFile(zip_path)
     except (OSError, *_READ_ERRORS) as exc:
-        return [ZipProblem(str(zip_path), f"not a readable zip file: {exc}")]
+        return [_problem(str(zip_path), f"not a readable zip file: {exc}")]
     with zf:
         infos = zf.infolist()
         if len(infos) > lim.max_zip_entries:
-            return [ZipProblem(str(zip_path), limit_message("max_zip_entries", lim, f"{len(infos)} entries"))]
-        total = 0
-        seen: dict[str, str] = {}
-        for info in infos:
-            name = info.filename
-            mode = info.external_attr >> 16
-            kind = "folder" if info.is_dir() else "file"
-            key = name.rstrip("/")
-            bad_name = _name_problem(name)
-            if bad_name:
-                problems.append(ZipProblem(name, bad_name))
-            elif stat.S_ISLNK(mode):
-                problems.append(ZipProblem(name, "entry is a symbolic link; bundles hold plain files only"))
-            elif key in seen:
-                problems.append(ZipProblem(name, f"entry appears twice (as a {seen[key]} and a {kind})"))
-            elif info.file_size > max_total:
-                problems.append(ZipProblem(name, f"entry would expand to {info.file_size} bytes from "
-                                                 f"{info.compress_size}: refused as a possible zip bomb; "
-                                                 + limit_message("max_bundle_bytes", lim, "its size")))
-            elif info.compress_size and info.file_size / info.compress_size > lim.max_zip_ratio and info.file_size > CHUNK:
-                problems.append(ZipProblem(name, f"entry would expand to {info.file_size} bytes from "
-                                                 f"{info.compress_size}: refused as a possible zip bomb; "
-                                                 + limit_message("max_zip_ratio", lim, "its compression ratio")))
-            seen.setdefault(key, kind)
-            total += info.file_size
-        for name, kind in seen.items():
-            parent = str(PurePosixPath(name).parent)
-            while parent not in (".", "", "/"):
-                if seen.get(parent) == "file":
-                    problems.append(ZipProblem(name, f"entry lies under {parent!r}, which is a file"))
-                    break
-                parent = str(PurePosixPath(parent).parent)
-        if total > max_total:
-            problems.append(ZipProblem(str(zip_path), limit_message("max_bundle_bytes", lim,
-                                                                    f"{total} bytes uncompressed")))
-        if problems:
-            return problems
-        try:
-            for info in infos:
-                target = dest / info.filename
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                written = 0
-                with zf.open(info) as src, target.open("wb") as out:
-                    # Trust no header: stop at the declared size even if the stream says otherwise.
-                    while block := src.read(CHUNK):
-                        written += len(block)
-                        if written > info.file_size:
-                            return [ZipProblem(info.filename, "entry is larger than its header declares")]
-                        out.write(block)
-        except (OSError, *_READ_ERRORS) as exc:
-            return [ZipProblem(info.filename, f"entry cannot be extracted: {type(exc).__name__}: {exc}")]
-    return []
+            return [_problem(str(zip_path), limit_message("max_zip_entries", lim, f"{len(infos)} entries"))]
+        return _layout_problems(infos, max_total, lim, str(zip_path)) or _write_entries(zf, infos, dest)
 
 
 def bag_root(dest: Path) -> Path:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from generator.core.errors import OutputExistsError, UsageError
+
+if TYPE_CHECKING:  # the GPU side is imported only when a command needs it
+    from generator.gpu.campaign_inputs import CampaignConfig
 
 
 def _learning_rates(text: str) -> list[float]:
@@ -31,6 +35,7 @@ def _learning_rates(text: str) -> list[float]:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     lrs = _learning_rates(args.lrs)
+    from generator.core.safefiles import write_new_file
     from generator.gpu import textclf  # noqa: PLC0415 - needs torch
 
     out = Path(args.out_dir)
@@ -44,7 +49,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     digest = textclf.save(blob, out / "model.pt")
     report["model_file"] = "model.pt"
     report["model_sha256"] = digest
-    (out / "tuning.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_new_file(out / "tuning.json", (json.dumps(report, indent=2) + "\n").encode("utf-8"), what="tuning report")
     print(f"chosen: lr {report['chosen']['lr']}, {report['chosen']['epochs']} epoch(s); tune macro-F1 "
           f"(fp32, batch 1) {report['tune_macro_f1_fp32_batch1']}, bootstrap sd "
           f"{report['tune_macro_f1_bootstrap']['sd']}")
@@ -52,7 +57,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config(args: argparse.Namespace) -> object:
+def _config(args: argparse.Namespace) -> CampaignConfig:
     from generator.gpu import campaign_run  # noqa: PLC0415
 
     return campaign_run.CampaignConfig(
@@ -63,7 +68,7 @@ def _config(args: argparse.Namespace) -> object:
 def _cmd_run(args: argparse.Namespace) -> int:
     from generator.gpu import campaign_run  # noqa: PLC0415
 
-    result = campaign_run.run_campaign(_config(args))  # type: ignore[arg-type]
+    result = campaign_run.run_campaign(_config(args))
     env = result.environment
     print(f"{env.get('gpu_name') or 'CPU (test only)'} ({env['device']}), torch {env['torch_version']}, "
           f"{env.get('runtime')} {env.get('runtime_version')}, driver {env.get('driver_version')}")
@@ -71,20 +76,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
           f"{'accepted':<8} {'peak_alloc':>12} {'peak_resv':>12}")
     for row in result.rows:
         print(f"{row['experiment_id'] + '/' + row['variant_id']:<24} {row['phase']:<5} {row['run_index']:>3} "
-              f"{row['_outcome']:<8} {'' if row['elapsed_seconds'] is None else row['elapsed_seconds']:>10} "
-              f"{'' if row['quality_value'] is None else row['quality_value']:>9} "
-              f"{str(row['corpus_accepted']).lower():<8} {'' if row['peak_allocated_bytes'] is None else row['peak_allocated_bytes']:>12} "
-              f"{'' if row['peak_reserved_bytes'] is None else row['peak_reserved_bytes']:>12}")
+              f"{row['_outcome']:<8} {_blank(row['elapsed_seconds']):>10} {_blank(row['quality_value']):>9} "
+              f"{str(row['corpus_accepted']).lower():<8} {_blank(row['peak_allocated_bytes']):>12} "
+              f"{_blank(row['peak_reserved_bytes']):>12}")
     print(f"ran {result.started_at} to {result.ended_at} (UTC; every phase's started_at and ended_at are in the "
           "measurement JSON, and check proves them against the registration and the window)")
     print(f"wrote {result.out}; audit it with: gpu-audit check {result.out}")
     return 1 if result.failed_attempts else 0
 
 
+def _blank(value: Any) -> Any:
+    """An unmeasured cell of the summary table: empty, never 0."""
+    return "" if value is None else value
+
+
 def _cmd_cold(args: argparse.Namespace) -> int:
     from generator.gpu import campaign_run  # noqa: PLC0415
 
-    campaign_run.cold_run_child(_config(args), args.experiment, args.variant, Path(args.predictions),  # type: ignore[arg-type]
+    campaign_run.cold_run_child(_config(args), args.experiment, args.variant, Path(args.predictions),
                                 Path(args.result))
     return 0
 
@@ -97,7 +106,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, metavar="CORPUS",
                    help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label)")
     p.add_argument("--device", required=True, metavar="DEVICE", help="explicit GPU device cuda:N")
-    p.add_argument("--out", required=True, metavar="CAMPAIGN_DIR", help="the campaign folder to create (must not exist)")
+    p.add_argument("--out", required=True, metavar="CAMPAIGN_DIR",
+                   help="the campaign folder to create (must not exist)")
     p.add_argument("--allow-cpu-for-tests", action="store_true",
                    help="TEST ONLY: with --device cpu, run on the CPU and mark every row as a CPU test run "
                         "(never a GPU measurement)")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import __version__
-from generator.gpu import measure
+from generator.gpu import environment, estimate, measure
 
 MIB = 2**20
 
@@ -29,13 +29,13 @@ def _mib(value: int | None) -> str:
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    parameters = measure.parse_parameter_count(args.parameters)
-    reserve = measure.parse_reserve_gib(args.reserve_gib)
-    est = measure.estimate_weights(parameters, args.bits, reserve)
+    parameters = estimate.parse_parameter_count(args.parameters)
+    reserve = estimate.parse_reserve_gib(args.reserve_gib)
+    est = estimate.estimate_weights(parameters, args.bits, reserve)
     if args.json:
         print(json.dumps(est.to_dict(), indent=2))
         return 0
-    r2 = measure.round2
+    r2 = estimate.round2
     print(f"Weights: {est.parameters:,} parameters x {est.bytes_per_parameter} byte(s) per parameter "
           f"({est.bits} bits rounded up to whole bytes)")
     print(f"         = {est.weight_bytes:,} bytes = {r2(est.weight_gib)} GiB (1 GiB = 2**30 bytes) "
@@ -52,7 +52,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
 def _print_environment(env: dict[str, Any]) -> None:
     gib = env.get("gpu_total_memory_bytes")
-    memory = "null" if gib is None else f"{gib} bytes ({gib / measure.GIB:.2f} GiB)"
+    memory = "null" if gib is None else f"{gib} bytes ({gib / estimate.GIB:.2f} GiB)"
     print(f"python:          {env['python_version']}")
     print(f"torch:           {_fmt(env['torch_version'])}")
     print(f"runtime:         {_fmt(env['runtime'])} {_fmt(env['runtime_version'])} (build version, not the driver)")
@@ -70,7 +70,7 @@ def _cmd_environment(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else None
     if output is not None:
         measure.check_new_output(output)
-    env = measure.collect_environment(args.device)
+    env = environment.collect_environment(args.device)
     if output is not None:
         measure.write_new_json(output, {"tool": f"gpu-audit {__version__} measure environment",
                                         "environment": env})

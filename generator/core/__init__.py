@@ -1,1 +1,4 @@
-"""The foundation every side uses: errors, limits, safe file reading and writing, helper processes."""
+"""The foundation every side uses: errors, limits, safe files, money, PEM keys, helper processes, metrics.
+
+Standard library only, except the quality metrics (numpy), which the audit and the GPU side both compute.
+"""

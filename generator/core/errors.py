@@ -99,3 +99,18 @@ class CampaignFindingsError(AuditError):
     a decision was computed from): the command stops before writing anything and exits 1, as for findings."""
 
     exit_status = 1
+
+
+class LocalTimeError(UsageError):
+    """A local date-time or time zone that cannot be placed on the real timeline: a zone that is not an IANA
+    name, text that is not YYYY-MM-DDTHH:MM, a time carrying an offset, one the zone skips or shows twice, or
+    one outside the dates the zone can place. The message names the value and what to give instead.
+
+    A UsageError still, so that callers mapping those to exit 2 (or to a finding) keep doing so."""
+
+
+class QuoteError(UsageError):
+    """A package quote asked for an impossible number: lots or accepted results that are not a positive whole
+    number. The message names the quantity and the values accepted; the command line names its own option.
+
+    A UsageError still, so that callers mapping those to exit 2 keep doing so."""

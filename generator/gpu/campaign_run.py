@@ -1,19 +1,12 @@
 """`campaign run`: execute a registered batch protocol on one GPU and write the campaign folder it audits.
 
 At run time this imports only the standard library, torch and numpy, so it runs on a bare GPU machine.
-
-Model interface (`--model`):
-- a file written by `gpu-audit campaign train` (the shipped reference classifier), or
-- `module:function`: ``function(device: str, dtype: str, context: int)`` returns an object with
-  ``predict(texts: Sequence[str]) -> list[str]`` (tokenise, transfer, infer and return the labels on the host)
-  and the attributes ``name``, ``revision``, ``tokenizer_revision`` (strings) and ``parameter_count`` (int).
+What it reads is in `campaign_inputs` (with the model interface), what each attempt leaves in `campaign_rows`.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
-import importlib
 import io
 import json
 import os
@@ -21,47 +14,33 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from generator import __version__
-from generator.audit.recompute.metrics import compute_metric, quality_rule_holds
 from generator.core.errors import EnvironmentProblemError, OutputExistsError, UsageError
 from generator.core.resources import load_schema, published_tariffs
-from generator.gpu import measure
+from generator.core.safefiles import write_new_file
+from generator.gpu.campaign_inputs import (
+    BatchModel,
+    CampaignConfig,
+    Plan,
+    campaign_environment,
+    corpus_revision,
+    load_model,
+    make_plan,
+    read_corpus,
+)
+from generator.gpu.campaign_rows import MAX_ERROR, WARMUP_TEXTS, csv_cell, grid_row, measurement_document
+from generator.gpu.environment import parse_device
+from generator.gpu.phases import counters_for, phase_row, run_phase, utc_now
+
+__all__ = ["CampaignConfig", "CampaignResult", "cold_run_child", "corpus_revision", "neutralise", "rotation",
+           "run_campaign", "write_csv"]
 
 # The grid's columns and the published prices have one source each: the schema and the packaged tariffs.
 GRID_COLUMNS: list[str] = load_schema("raw-results-row")["x-csv-columns"]
-WARMUP_TEXTS = 64
-CORPUS_FILE, REFERENCE_FILE = "eval.jsonl", "eval-reference.csv"
-CPU_NOTE = "TEST-ONLY CPU run (--allow-cpu-for-tests): not a GPU measurement, no memory counters"
-MAX_ERROR = 500
 COLD_TIMEOUT_S = 600
-
-
-class BatchModel(Protocol):
-    """What `--model` must provide."""
-
-    name: str
-    revision: str
-    tokenizer_revision: str
-    parameter_count: int
-
-    def predict(self, texts: Sequence[str]) -> list[str]: ...
-
-
-@dataclass(frozen=True)
-class CampaignConfig:
-    """The command line of `campaign run`."""
-
-    protocol: Path
-    model: str
-    corpus: Path
-    device: str
-    out: Path
-    allow_cpu_for_tests: bool = False
 
 
 @dataclass
@@ -77,143 +56,16 @@ class CampaignResult:
 
 
 @dataclass
-class _Plan:
-    protocol: dict[str, Any]
-    protocol_bytes: bytes
-    corpus_path: Path
-    corpus_revision: str
-    ids: list[str]
-    reference: dict[str, str]
-    classes: list[str]
-    precision: str
-    context: int
-    seed: int
-    experiments: list[dict[str, Any]] = field(default_factory=list)
+class _Session:
+    """The campaign process's run: its plan, the loaded model and counters, and the folder being written."""
 
-
-# --------------------------------------------------------------------------- inputs
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def corpus_revision(corpus_file: Path) -> str:
-    """The revision string the protocol registers: the name and the start of the file's SHA-256."""
-    return "debian-descriptions-eval@sha256:" + sha256_file(corpus_file)[:16]
-
-
-def read_corpus(path: Path) -> tuple[list[str], list[str]]:
-    """IDs and texts of a JSON-lines corpus, in file order (the registered input order)."""
-    ids, texts = [], []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                ids.append(str(record["id"]))
-                texts.append(str(record["text"]))
-    return ids, texts
-
-
-def _plan(config: CampaignConfig) -> _Plan:
-    """Read and cross-check the protocol, corpus and reference; raise UsageError before anything runs."""
-    try:
-        raw = config.protocol.read_bytes()
-        protocol = json.loads(raw.decode("utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read the protocol {config.protocol}: {exc}") from None
-    corpus_file, ref_file = config.corpus / CORPUS_FILE, config.corpus / REFERENCE_FILE
-    for f in (corpus_file, ref_file):
-        if not f.is_file():
-            raise UsageError(f"{f} is missing: --corpus must hold {CORPUS_FILE} and {REFERENCE_FILE}")
-    try:
-        revision = corpus_revision(corpus_file)
-        ids, _ = read_corpus(corpus_file)
-        with ref_file.open(encoding="utf-8-sig", newline="") as fh:
-            reference = {r["id"]: r["label"] for r in csv.DictReader(fh)}
-        exps = protocol["experiments"]
-        fixed = exps[0]["fixed"]
-        classes = list(protocol["classes"])
-        registered = protocol["corpus"]["revision"]
-    except (KeyError, IndexError, TypeError, ValueError, OSError) as exc:
-        raise UsageError(f"the protocol or corpus lacks a required part ({type(exc).__name__}: {exc})") from None
-    if registered != revision:
-        raise UsageError(f"the corpus {corpus_file} has revision {revision}, the protocol registers {registered}")
-    if len(set(ids)) != len(ids) or set(ids) != set(reference):
-        raise UsageError(f"{CORPUS_FILE} and {REFERENCE_FILE} do not hold the same unique IDs")
-    for exp in exps:
-        if exp.get("variable") != "batch":
-            raise UsageError(f"experiment {exp.get('id')!r}: only the declared variable `batch` is supported")
-        if exp.get("cold_runs_per_variant") not in (0, 1):
-            raise UsageError(f"experiment {exp['id']!r}: cold_runs_per_variant must be 0 or 1")
-        if exp["fixed"] != fixed:
-            raise UsageError("every experiment must hold the same fixed settings (one model, one precision)")
-        if exp.get("order", "rotated") != "rotated":
-            raise UsageError(f"experiment {exp['id']!r}: only the rotated order is supported")
-    if fixed.get("precision") not in measure.DTYPES:
-        raise UsageError(f"fixed.precision must be one of {', '.join(measure.DTYPES)}, got {fixed.get('precision')!r}")
-    return _Plan(protocol=protocol, protocol_bytes=raw, corpus_path=corpus_file, corpus_revision=revision, ids=ids,
-                 reference=reference, classes=classes, precision=fixed["precision"], context=int(fixed["context"]),
-                 seed=int(fixed["seed"]), experiments=exps)
-
-
-def load_model(spec: str, device: str, dtype: str, context: int) -> BatchModel:
-    """A reference-classifier file, or `module:function` called as function(device=, dtype=, context=)."""
-    path = Path(spec)
-    if path.is_file():
-        from generator.gpu import textclf  # noqa: PLC0415
-
-        return textclf.ReferenceClassifier(path, device, dtype, context)
-    if ":" not in spec:
-        raise UsageError(f"--model {spec!r} is neither a file nor module:function")
-    module, _, func = spec.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module), func)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"--model {spec!r} cannot be loaded ({type(exc).__name__}: {exc})") from None
-    return factory(device=device, dtype=dtype, context=context)  # type: ignore[no-any-return]
-
-
-def _environment(config: CampaignConfig) -> tuple[Any, dict[str, Any]]:
-    """torch and the environment seen; refuse a machine without the GPU unless the CPU test flag allows it."""
-    torch, reason = measure._import_torch()
-    if torch is None:
-        raise EnvironmentProblemError(f"cannot run the campaign: {reason}. No file was written")
-    if config.device == "cpu":
-        if not config.allow_cpu_for_tests:
-            raise UsageError("--device cpu is refused: campaigns are measured on a GPU (cuda:N); "
-                             "--allow-cpu-for-tests exists for the test suite only")
-        env = measure.collect_environment("cuda:0", devices_used=0)
-        env.update(device="cpu", gpu_available=False, gpu_name=None, gpu_total_memory_bytes=None,
-                   unavailable_reason=env["unavailable_reason"] or "CPU test run: no GPU used")
-        return torch, env
-    env = measure.collect_environment(config.device, devices_used=1)
-    if not env["gpu_available"]:
-        raise EnvironmentProblemError(f"cannot run the campaign on {config.device}: {env['unavailable_reason']}. "
-                                      "Nothing runs on the CPU instead, and no file was written")
-    return torch, env
-
-
-class _NoCounters:
-    """The CPU has no allocator counters: readings are None (not recorded), never 0."""
-
-    def synchronize(self) -> None:
-        pass
-
-    def reset_peaks(self) -> None:
-        pass
-
-    def allocated(self) -> None:
-        return None
-
-    def reserved(self) -> None:
-        return None
-
-    peak_allocated = peak_reserved = allocated
+    plan: Plan
+    config: CampaignConfig
+    torch: Any
+    counters: Any
+    env: dict[str, Any]
+    model: BatchModel
+    tmp: Path
 
 
 # --------------------------------------------------------------------------- one run
@@ -237,7 +89,7 @@ def _corpus_pass(model: BatchModel, corpus_file: Path, batch: int, done: list[tu
             raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
         if len(labels) != len(ids[i:i + batch]):
             raise RuntimeError(f"the model returned {len(labels)} labels for {len(ids[i:i + batch])} texts")
-        done.extend(zip(ids[i:i + batch], (str(x) for x in labels)))
+        done.extend(zip(ids[i:i + batch], (str(x) for x in labels), strict=True))
     return done
 
 
@@ -245,17 +97,17 @@ def _timed_run(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, 
                repeat: int | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """One attempt measured as a phase (synchronised start and stop, baselines, reset and absolute peaks)."""
     done: list[tuple[str, str]] = []
-    row, _ = measure._run_phase(torch, counters, name, lambda: _corpus_pass(model, corpus_file, batch, done),
-                                repeat=repeat)
+    row, _ = run_phase(torch, counters, name, lambda: _corpus_pass(model, corpus_file, batch, done), repeat=repeat)
     return row, done
 
 
 def _warmup(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, batch: int,
             iterations: int) -> dict[str, Any]:
+    """The registered warm-up, timed as one phase: `iterations` passes over the corpus's first texts."""
     def fn() -> None:
         for _ in range(iterations):
             _corpus_pass(model, corpus_file, batch, [], limit=WARMUP_TEXTS)
-    row, _ = measure._run_phase(torch, counters, "warmup", fn, iterations=iterations)
+    row, _ = run_phase(torch, counters, "warmup", fn, iterations=iterations)
     return row
 
 
@@ -276,13 +128,17 @@ def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(header)
     writer.writerows([neutralise(c) for c in row] for row in rows)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("x", encoding="utf-8") as fh:
-        fh.write(buf.getvalue())
+    write_new_file(path, buf.getvalue().encode("utf-8"), what="campaign file")
 
 
-def _counters(torch: Any, device: str) -> Any:
-    return _NoCounters() if device == "cpu" else measure._CudaCounters(torch, torch.device(device))
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    write_new_file(path, (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"),
+                   what="campaign file")
+
+
+def rotation(values: list[Any], runs: int) -> list[list[Any]]:
+    """1-4-8, 4-8-1, 8-1-4, ...: no variant always first."""
+    return [values[i % len(values):] + values[: i % len(values)] for i in range(runs)]
 
 
 # --------------------------------------------------------------------------- cold run in a fresh process
@@ -290,29 +146,29 @@ def _counters(torch: Any, device: str) -> Any:
 
 def cold_run_child(config: CampaignConfig, experiment: str, variant: str, predictions: Path, result: Path) -> None:
     """Inside the fresh process: model_load, inputs (corpus fingerprint), cold_forward; write the result JSON."""
-    plan = _plan(config)
-    torch, _ = _environment(config)
+    plan = make_plan(config)
+    torch, _ = campaign_environment(config)
     exp = next(e for e in plan.experiments if e["id"] == experiment)
     batch = int(next(v for v in exp["variants"] if v["id"] == variant)["value"])
-    counters = _counters(torch, config.device)
+    counters = counters_for(torch, config.device)
     phases: list[dict[str, Any]] = []
     done: list[tuple[str, str]] = []
     torch.manual_seed(plan.seed)
-    row, model = measure._run_phase(torch, counters, "model_load",
-                                    lambda: load_model(config.model, config.device, plan.precision, plan.context))
+    row, model = run_phase(torch, counters, "model_load",
+                           lambda: load_model(config.model, config.device, plan.precision, plan.context))
     phases.append(row)
     if model is not None:
-        row, _ = measure._run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
+        row, _ = run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
         phases.append(row)
         row, done = _timed_run(torch, counters, model, plan.corpus_path, batch, "cold_forward", None)
         phases.append(row)
     write_csv(predictions, ["id", "label"], [list(r) for r in done])
-    result.write_text(json.dumps({"phases": phases, "completed": len(done)}), encoding="utf-8")
+    write_new_file(result, json.dumps({"phases": phases, "completed": len(done)}).encode("utf-8"),
+                   what="cold-run result")
 
 
-def _cold_run(config: CampaignConfig, exp_id: str, variant_id: str, predictions: Path,
-              scratch: Path) -> tuple[list[dict[str, Any]], int]:
-    result = scratch / f"cold-{exp_id}-{variant_id}.json"
+def _cold_command(config: CampaignConfig, exp_id: str, variant_id: str, predictions: Path, result: Path) -> list[str]:
+    """The command line of the fresh process that runs one variant's cold run."""
     cmd = [sys.executable, "-m", "generator", "campaign", "_cold-run", str(config.protocol.resolve()),
            "--model", config.model if not Path(config.model).is_file() else str(Path(config.model).resolve()),
            "--corpus", str(config.corpus.resolve()), "--device", config.device, "--out", str(config.out),
@@ -320,10 +176,18 @@ def _cold_run(config: CampaignConfig, exp_id: str, variant_id: str, predictions:
            "--result", str(result)]
     if config.allow_cpu_for_tests:
         cmd.append("--allow-cpu-for-tests")
+    return cmd
+
+
+def _cold_run(config: CampaignConfig, exp_id: str, variant_id: str, predictions: Path,
+              scratch: Path) -> tuple[list[dict[str, Any]], int]:
+    """Run one variant's cold run in a fresh process: its phases and how many texts it completed."""
+    result = scratch / f"cold-{exp_id}-{variant_id}.json"
+    cmd = _cold_command(config, exp_id, variant_id, predictions, result)
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    started_at = measure.utc_now()
+    started_at = utc_now()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COLD_TIMEOUT_S, env=env, check=False)
         error = None if proc.returncode == 0 and result.is_file() else \
@@ -334,10 +198,10 @@ def _cold_run(config: CampaignConfig, exp_id: str, variant_id: str, predictions:
         data = json.loads(result.read_text(encoding="utf-8"))
         return data["phases"], int(data["completed"])
     # The failed process's own bounds: a cold run that failed still happened, and when matters.
-    ended_at = measure.utc_now()
+    ended_at = utc_now()
     failed = []
     for name in ("model_load", "inputs", "cold_forward"):
-        row = measure._phase_row(name, None, 1)
+        row = phase_row(name, None, 1)
         row.update(status="failed", error=error, started_at=started_at, ended_at=ended_at)
         failed.append(row)
     if not predictions.exists():
@@ -345,105 +209,11 @@ def _cold_run(config: CampaignConfig, exp_id: str, variant_id: str, predictions:
     return failed, 0
 
 
-# --------------------------------------------------------------------------- acceptance and rows
-
-
-def _assess(plan: _Plan, done: list[tuple[str, str]]) -> dict[str, Any]:
-    """The acceptance cells exactly as `gpu-audit check` recomputes them from the prediction file."""
-    q = plan.protocol["quality"]
-    seen: dict[str, str] = {}
-    dup = False
-    for ident, label in done:
-        dup = dup or ident in seen
-        seen[ident] = label
-    classes = set(plan.classes)
-    format_valid = all(label in classes and ident.strip() == ident and ident and "\n" not in ident
-                       for ident, label in done)
-    ids_match = not dup and set(seen) == set(plan.ids)
-    cells: dict[str, Any] = {"expected_ids": len(plan.ids), "observed_ids": len(seen), "ids_match": ids_match,
-                             "format_valid": format_valid, "quality_metric": q["metric"],
-                             "quality_threshold": q["threshold"], "quality_tolerance": q["tolerance"],
-                             "quality_value": None, "corpus_accepted": False}
-    if ids_match and format_valid:
-        value = compute_metric(q["metric"], [plan.reference[i] for i in plan.ids], [seen[i] for i in plan.ids])
-        ok, _ = quality_rule_holds(value, q["threshold"], q["tolerance"], q["direction"], q["reference"]["value"])
-        cells.update(quality_value=round(value, 6), corpus_accepted=ok)
-    return cells
-
-
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
-
-
-def _notes(plan: _Plan, config: CampaignConfig, phase: str, row: dict[str, Any], completed: int) -> str:
-    q = plan.protocol["quality"]
-    parts = []
-    if config.device == "cpu":
-        parts.append(CPU_NOTE)
-    if row["status"] != "ok":
-        kind = "oom" if (row["error"] or "").startswith("out of memory") else "failed"
-        error = (row["error"] or "").replace("\n", " ").replace(";", ",")[:MAX_ERROR]
-        parts.append(f"outcome={kind}; completed={completed}; error={error} (kept, not replaced by a smaller batch)")
-    parts.append(f"measured by gpu-audit {__version__} campaign run; timer: read corpus, tokenise, transfer, infer, "
-                 "labels on the host, between two device synchronisations")
-    parts.append("cold run in a fresh process (its own model load, no warm-up)" if phase == "cold" else
-                 f"warm run in the campaign process after the registered warm-up ({WARMUP_TEXTS} texts x iterations)")
-    parts.append(f"quality {q['metric']} {q['direction'].replace('_', ' ')}: at least {q['threshold']} and at most "
-                 f"{q['tolerance']} below the reference {q['reference']['value']} ({q['reference']['name']})")
-    return "; ".join(parts)
-
-
-def _grid_row(plan: _Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel, exp: dict[str, Any],
-              variant: dict[str, Any], phase: str, run_index: int, row: dict[str, Any],
-              done: list[tuple[str, str]]) -> dict[str, Any]:
-    cells = _assess(plan, done)
-    failed = row["status"] != "ok"
-    gpu = config.device != "cpu"
-    return {
-        "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": plan.corpus_revision,
-        "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": plan.seed,
-        "gpu_model": env["gpu_name"] if gpu else None, "gpu_count": 1 if gpu else 0, "device": config.device,
-        "driver_version": env["driver_version"], "python_version": env["python_version"],
-        "torch_version": env["torch_version"], "runtime_version": env["runtime_version"],
-        "precision": plan.precision, "batch": int(variant["value"]), "context": plan.context,
-        "phase": phase, "run_index": run_index,
-        "warmup_iterations": exp["warmup"]["iterations"] if phase == "warm" else 0, **cells,
-        "elapsed_seconds": None if failed or row["elapsed_seconds"] is None else round(row["elapsed_seconds"], 6),
-        **{k: row[k] for k in ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
-                               "peak_reserved_bytes")},
-        "duration_days": exp["rental"]["duration_days"], "lots": exp["rental"]["lots"],
-        "package_total_usd_minor": _package_total(exp["rental"]), "accepted_unique_corpora": None,
-        "notes": _notes(plan, config, phase, row, len(done)),
-        "_outcome": "ok" if not failed else ("oom" if (row["error"] or "").startswith("out of memory") else "failed"),
-    }
-
-
-def _published_tariffs() -> list[dict[str, str]]:
-    """The only two prices the seeds publish (the packaged tariffs); no other GPU gets a price here."""
-    return list(csv.DictReader(io.StringIO(published_tariffs().read_text(encoding="utf-8"))))
-
-
-def _package_total(rental: dict[str, Any]) -> int | None:
-    """Price per lot x lots from the published prices only; None (unknown) for any other GPU."""
-    for t in _published_tariffs():
-        if t["gpu"] == rental["gpu"] and int(t["duration_days"]) == rental["duration_days"]:
-            return int(t["price_per_lot_usd_minor"]) * int(rental["lots"])
-    return None
-
-
-def rotation(values: list[Any], runs: int) -> list[list[Any]]:
-    """1-4-8, 4-8-1, 8-1-4, ...: no variant always first."""
-    return [values[i % len(values):] + values[: i % len(values)] for i in range(runs)]
-
-
 # --------------------------------------------------------------------------- the campaign
 
 
 def _new_output(out: Path) -> Path:
+    """A temporary folder beside `out`, renamed to it at the end; `out` itself must not exist yet."""
     if out.exists() or out.is_symlink():
         raise OutputExistsError(f"{out} already exists; nothing is overwritten: choose a new folder")
     parent = out.parent if str(out.parent) else Path(".")
@@ -452,7 +222,7 @@ def _new_output(out: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent))
 
 
-def _prediction_path(plan: _Plan, tmp: Path, exp_id: str, variant_id: str, phase: str, run_index: int) -> Path:
+def _prediction_path(plan: Plan, tmp: Path, exp_id: str, variant_id: str, phase: str, run_index: int) -> Path:
     pattern = plan.protocol["files"]["predictions"]
     rel = (pattern.replace("{experiment_id}", exp_id).replace("{variant_id}", variant_id)
            .replace("{phase}", phase).replace("{run_index}", str(run_index)))
@@ -461,19 +231,20 @@ def _prediction_path(plan: _Plan, tmp: Path, exp_id: str, variant_id: str, phase
 
 def run_campaign(config: CampaignConfig) -> CampaignResult:
     """Run every experiment of the protocol and write the campaign folder at config.out (renamed at the end)."""
-    plan = _plan(config)
+    plan = make_plan(config)
     if config.device != "cpu":
-        measure.parse_device(config.device)
-    torch, env = _environment(config)
+        parse_device(config.device)
+    torch, env = campaign_environment(config)
     tmp = _new_output(config.out)
-    started_at = measure.utc_now()
+    started_at = utc_now()
     try:
         rows = _execute(plan, config, torch, env, tmp)
-        ended_at = measure.utc_now()
+        ended_at = utc_now()
         try:
             os.rename(tmp, config.out)  # refuses a non-empty folder that appeared meanwhile
         except OSError:
-            raise OutputExistsError(f"{config.out} appeared while the campaign ran; the results stay in {tmp}") from None
+            raise OutputExistsError(f"{config.out} appeared while the campaign ran; the results stay in {tmp}"
+                                    ) from None
     except BaseException:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -483,17 +254,37 @@ def run_campaign(config: CampaignConfig) -> CampaignResult:
                           ended_at=ended_at)
 
 
-def _execute(plan: _Plan, config: CampaignConfig, torch: Any, env: dict[str, Any], tmp: Path) -> list[dict[str, Any]]:
+def _execute(plan: Plan, config: CampaignConfig, torch: Any, env: dict[str, Any], tmp: Path) -> list[dict[str, Any]]:
+    """The registered files, the cold runs, then each experiment's warm-up and warm runs; the grid last."""
     files = plan.protocol["files"]
-    (tmp / "protocol.json").write_bytes(plan.protocol_bytes)
+    write_new_file(tmp / "protocol.json", plan.protocol_bytes, what="campaign file")
     write_csv(tmp / files["expected_ids"], ["id"], [[i] for i in plan.ids])
     write_csv(tmp / files["reference"], ["id", "label"], [[i, plan.reference[i]] for i in plan.ids])
-    (tmp / files["tariffs"]).write_bytes(published_tariffs().read_bytes())
-    scratch = Path(tempfile.mkdtemp(prefix="gpu-audit-cold-"))
+    write_new_file(tmp / files["tariffs"], published_tariffs().read_bytes(), what="campaign file")
+    cold = _cold_runs(plan, config, tmp)
+    counters = counters_for(torch, config.device)
+    torch.manual_seed(plan.seed)
+    load_row, model = run_phase(torch, counters, "model_load",
+                                lambda: load_model(config.model, config.device, plan.precision, plan.context))
+    if model is None:
+        raise EnvironmentProblemError(f"the model could not be loaded on {config.device}: {load_row['error']}")
+    inputs_row, _ = run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
+    session = _Session(plan=plan, config=config, torch=torch, counters=counters, env=env, model=model, tmp=tmp)
     rows: list[dict[str, Any]] = []
+    for exp in plan.experiments:
+        rows.extend(_run_experiment(session, exp, cold, [load_row, inputs_row]))
+    write_csv(tmp / files["raw_results"], GRID_COLUMNS, [[csv_cell(r[c]) for c in GRID_COLUMNS] for r in rows])
+    return rows
+
+
+_Cold = dict[tuple[str, str], tuple[list[dict[str, Any]], int]]
+
+
+def _cold_runs(plan: Plan, config: CampaignConfig, tmp: Path) -> _Cold:
+    """Cold runs first, each in its own fresh process, before this process touches the GPU."""
+    scratch = Path(tempfile.mkdtemp(prefix="gpu-audit-cold-"))
+    cold: _Cold = {}
     try:
-        # Cold runs first, each in its own fresh process, before this process touches the GPU.
-        cold: dict[tuple[str, str], tuple[list[dict[str, Any]], int]] = {}
         for exp in plan.experiments:
             if exp["cold_runs_per_variant"] == 1:
                 for v in exp["variants"]:
@@ -501,47 +292,50 @@ def _execute(plan: _Plan, config: CampaignConfig, torch: Any, env: dict[str, Any
                     cold[(exp["id"], v["id"])] = _cold_run(config, exp["id"], v["id"], pred, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    counters = _counters(torch, config.device)
-    torch.manual_seed(plan.seed)
-    load_row, model = measure._run_phase(torch, counters, "model_load",
-                                         lambda: load_model(config.model, config.device, plan.precision, plan.context))
-    if model is None:
-        raise EnvironmentProblemError(f"the model could not be loaded on {config.device}: {load_row['error']}")
-    inputs_row, _ = measure._run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
-    for exp in plan.experiments:
-        variants = exp["variants"]
-        phases: dict[str, list[dict[str, Any]]] = {}
-        by_key: dict[tuple[str, int], dict[str, Any]] = {}
-        for v in variants:
-            batch = int(v["value"])
-            if (exp["id"], v["id"]) in cold:
-                head, completed = cold[(exp["id"], v["id"])]
-                pred = _prediction_path(plan, tmp, exp["id"], v["id"], "cold", 1)
-                done = _read_predictions(pred)
-                by_key[(v["id"], 0)] = _grid_row(plan, config, env, model, exp, v, "cold", 1, head[-1], done)
-            else:
-                row, _ = _timed_run(torch, counters, model, plan.corpus_path, batch, "cold_forward", None)
-                head = [load_row, inputs_row, row]
-            phases[v["id"]] = list(head)
-            phases[v["id"]].append(_warmup(torch, counters, model, plan.corpus_path, batch,
-                                           exp["warmup"]["iterations"]))
-        for run_index, order in enumerate(rotation(variants, exp["runs_per_variant"]), start=1):
-            for v in order:
-                row, done = _timed_run(torch, counters, model, plan.corpus_path, int(v["value"]), "warm_forward",
-                                       run_index)
-                phases[v["id"]].append(row)
-                write_csv(_prediction_path(plan, tmp, exp["id"], v["id"], "warm", run_index), ["id", "label"],
-                          [list(r) for r in done])
-                by_key[(v["id"], run_index)] = _grid_row(plan, config, env, model, exp, v, "warm", run_index, row, done)
-        for v in variants:
-            mine = [r for (vid, _), r in sorted(by_key.items(), key=lambda kv: kv[0][1]) if vid == v["id"]]
-            accepted = int(any(r["corpus_accepted"] and r["_outcome"] == "ok" for r in mine))
-            for r in mine:
-                r["accepted_unique_corpora"] = accepted
-            rows.extend(mine)
-            _write_measurement(tmp, plan, config, env, model, exp, v, phases[v["id"]])
-    write_csv(tmp / files["raw_results"], GRID_COLUMNS, [[_cell(r[c]) for c in GRID_COLUMNS] for r in rows])
+    return cold
+
+
+def _run_experiment(s: _Session, exp: dict[str, Any], cold: _Cold,
+                    shared: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One experiment: each variant's cold phases and warm-up, the warm runs in rotated order; its grid rows."""
+    variants = exp["variants"]
+    phases: dict[str, list[dict[str, Any]]] = {}
+    by_key: dict[tuple[str, int], dict[str, Any]] = {}
+    for v in variants:
+        phases[v["id"]] = _cold_phases(s, exp, v, cold, shared, by_key)
+        phases[v["id"]].append(_warmup(s.torch, s.counters, s.model, s.plan.corpus_path, int(v["value"]),
+                                       exp["warmup"]["iterations"]))
+    for run_index, order in enumerate(rotation(variants, exp["runs_per_variant"]), start=1):
+        for v in order:
+            row, done = _timed_run(s.torch, s.counters, s.model, s.plan.corpus_path, int(v["value"]),
+                                   "warm_forward", run_index)
+            phases[v["id"]].append(row)
+            write_csv(_prediction_path(s.plan, s.tmp, exp["id"], v["id"], "warm", run_index), ["id", "label"],
+                      [list(r) for r in done])
+            by_key[(v["id"], run_index)] = grid_row(s.plan, s.config, s.env, s.model, exp, v, "warm", run_index,
+                                                    row, done)
+    rows: list[dict[str, Any]] = []
+    for v in variants:
+        mine = [r for (vid, _), r in sorted(by_key.items(), key=lambda kv: kv[0][1]) if vid == v["id"]]
+        accepted = int(any(r["corpus_accepted"] and r["_outcome"] == "ok" for r in mine))
+        for r in mine:
+            r["accepted_unique_corpora"] = accepted
+        rows.extend(mine)
+        rel = v.get("measurement") or f"measurements/{exp['id']}-{v['id']}.json"
+        _write_json(s.tmp / rel, measurement_document(s.plan, s.config, s.env, s.model, exp, v, phases[v["id"]]))
     return rows
+
+
+def _cold_phases(s: _Session, exp: dict[str, Any], v: dict[str, Any], cold: _Cold, shared: list[dict[str, Any]],
+                 by_key: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
+    """A variant's first phases: its fresh process's (and their grid row), or a cold_forward in this process."""
+    if (exp["id"], v["id"]) in cold:
+        head, _completed = cold[(exp["id"], v["id"])]
+        done = _read_predictions(_prediction_path(s.plan, s.tmp, exp["id"], v["id"], "cold", 1))
+        by_key[(v["id"], 0)] = grid_row(s.plan, s.config, s.env, s.model, exp, v, "cold", 1, head[-1], done)
+        return list(head)
+    row, _ = _timed_run(s.torch, s.counters, s.model, s.plan.corpus_path, int(v["value"]), "cold_forward", None)
+    return [*shared, row]
 
 
 def _read_predictions(path: Path) -> list[tuple[str, str]]:
@@ -549,30 +343,3 @@ def _read_predictions(path: Path) -> list[tuple[str, str]]:
         reader = csv.reader(fh)
         next(reader, None)
         return [(r[0], r[1]) for r in reader if len(r) == 2]
-
-
-def _write_measurement(tmp: Path, plan: _Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel,
-                       exp: dict[str, Any], variant: dict[str, Any], phases: list[dict[str, Any]]) -> None:
-    rel = variant.get("measurement") or f"measurements/{exp['id']}-{variant['id']}.json"
-    doc = {
-        "schema_version": "1",
-        "tool": f"gpu-audit {__version__} campaign run" + (" (TEST-ONLY CPU run)" if config.device == "cpu" else ""),
-        "synthetic_data": False,
-        "run": {"experiment_id": exp["id"], "variant_id": variant["id"]},
-        "environment": env,
-        "configuration": {"device": config.device, "batch": int(variant["value"]), "context": plan.context,
-                          "dtype": plan.precision, "warmup": exp["warmup"]["iterations"],
-                          "repeats": exp["runs_per_variant"], "seed": plan.seed},
-        "model": {"name": model.name[:200], "revision": model.revision[:200],
-                  "parameter_count": int(model.parameter_count),
-                  "tokenizer_revision": model.tokenizer_revision,
-                  "phases_note": ("model_load, inputs and cold_forward come from the cold run's fresh process; "
-                                  "warmup and warm_forward from the campaign process"
-                                  if exp["cold_runs_per_variant"] == 1 else
-                                  "every phase comes from the campaign process")},
-        "phases": phases,
-    }
-    path = tmp / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("x", encoding="utf-8") as fh:
-        fh.write(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")

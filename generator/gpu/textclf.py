@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import json
 import math
 import random
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.core.errors import EnvironmentProblemError, UsageError
+from generator.core.safefiles import write_new_file
 
 FORMAT = "gpu-audit-hashed-bow/1"
 _WORD = re.compile(r"[a-z0-9]+")
@@ -23,7 +25,7 @@ DEFAULTS: dict[str, Any] = {"buckets": 16384, "dim": 48, "context": 512}
 def _torch() -> Any:
     try:
         import torch  # noqa: PLC0415 - heavy, optional dependency
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken installation raising something else
         raise EnvironmentProblemError(f"PyTorch could not be imported ({type(exc).__name__}: {exc}); "
                                       "install torch to train or run the reference classifier") from None
     return torch
@@ -45,14 +47,14 @@ def features(text: str, buckets: int, context: int) -> list[int]:
     crc32, not hash(): Python's string hash changes between processes.
     """
     w = words(text, context)
-    grams = w + [f"{a} {b}" for a, b in zip(w, w[1:])]
+    grams = w + [f"{a} {b}" for a, b in zip(w, w[1:], strict=False)]
     return [zlib.crc32(g.encode("utf-8")) % (buckets - 1) + 1 for g in grams] or [0]
 
 
 def build_model(torch: Any, buckets: int, dim: int, n_classes: int) -> Any:
     """Embedding -> masked mean over the padded positions -> Linear."""
 
-    class HashedBagClassifier(torch.nn.Module):  # type: ignore[misc,name-defined]
+    class HashedBagClassifier(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.embedding = torch.nn.Embedding(buckets, dim, padding_idx=0)
@@ -83,7 +85,7 @@ class ReferenceClassifier:
         self.revision = "sha256:" + hashlib.sha256(blob).hexdigest()
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - torch.load fails on a foreign file with any error
             raise UsageError(f"{path} is not a reference-classifier file ({type(exc).__name__}: {exc})") from None
         if not isinstance(saved, dict) or saved.get("format") != FORMAT:
             raise UsageError(f"{path} is not a {FORMAT} file written by `gpu-audit campaign train`")
@@ -123,7 +125,7 @@ def macro_f1(truth: Sequence[str], pred: Sequence[str]) -> float:
     labels = sorted(set(truth) | set(pred))
     scores = []
     for c in labels:
-        tp = sum(1 for t, p in zip(truth, pred) if t == c and p == c)
+        tp = sum(1 for t, p in zip(truth, pred, strict=True) if t == c and p == c)
         denom = sum(1 for t in truth if t == c) + sum(1 for p in pred if p == c)
         scores.append(2 * tp / denom if denom else 0.0)
     return sum(scores) / len(scores)
@@ -140,7 +142,8 @@ def _predict_all(torch: Any, model: Any, feats: list[list[int]], batch: int) -> 
 
 def train(train_path: Path, tune_path: Path, seed: int, lrs: Sequence[float], epochs: int,
           buckets: int = DEFAULTS["buckets"], dim: int = DEFAULTS["dim"], context: int = DEFAULTS["context"],
-          limit: int | None = None, minibatch: int = 64, bootstrap: int = 1000) -> tuple[dict[str, Any], dict[str, Any]]:
+          limit: int | None = None, minibatch: int = 64,
+          bootstrap: int = 1000) -> tuple[dict[str, Any], dict[str, Any]]:
     """Train on train_path only, choose (lr, epochs) by macro-F1 on tune_path only.
 
     Returns (the saved blob, the tuning report). Deterministic for a seed on one platform and PyTorch
@@ -167,31 +170,17 @@ def train(train_path: Path, tune_path: Path, seed: int, lrs: Sequence[float], ep
         model = build_model(torch, buckets, dim, len(classes))
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         for epoch in range(1, epochs + 1):
-            model.train()
-            order = torch.randperm(len(x_train), generator=gen).tolist()
-            for i in range(0, len(order), minibatch):
-                idx = order[i:i + minibatch]
-                loss = torch.nn.functional.cross_entropy(model(pad(torch, [x_train[j] for j in idx])), y_train[idx])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
+            _epoch(torch, model, opt, x_train, y_train, gen, minibatch)
             score = macro_f1(truth, [classes[i] for i in _predict_all(torch, model, x_tune, 1)])
             grid.append({"lr": lr, "epochs": epoch, "tune_macro_f1": round(score, 6)})
             if best is None or score > best[0]:
                 best = (score, lr, epoch, copy.deepcopy(model.state_dict()))
     assert best is not None
-    score, lr, epoch, state = best
-    # Sampling spread of macro-F1 on the tuning split, to choose a tolerance before the evaluation.
+    _, lr, epoch, state = best
     model = build_model(torch, buckets, dim, len(classes))
     model.load_state_dict(state)
     pred = [classes[i] for i in _predict_all(torch, model, x_tune, 1)]
-    rng = random.Random(seed)
-    samples = []
-    for _ in range(bootstrap):
-        pick = [rng.randrange(len(truth)) for _ in truth]
-        samples.append(macro_f1([truth[i] for i in pick], [pred[i] for i in pick]))
-    mean = sum(samples) / len(samples)
-    sd = math.sqrt(sum((s - mean) ** 2 for s in samples) / (len(samples) - 1)) if len(samples) > 1 else 0.0
+    sd = _bootstrap_sd(truth, pred, seed, bootstrap)
     config = {"buckets": buckets, "dim": dim, "context": context}
     blob = {"format": FORMAT, "config": config, "classes": classes,
             "state_dict": {k: v.contiguous() for k, v in state.items()}}
@@ -208,9 +197,34 @@ def train(train_path: Path, tune_path: Path, seed: int, lrs: Sequence[float], ep
     return blob, report
 
 
+def _epoch(torch: Any, model: Any, opt: Any, x_train: list[list[int]], y_train: Any, gen: Any, minibatch: int) -> None:
+    """One pass over the training split in the generator's shuffled order, a minibatch per optimiser step."""
+    model.train()
+    order = torch.randperm(len(x_train), generator=gen).tolist()
+    for i in range(0, len(order), minibatch):
+        idx = order[i:i + minibatch]
+        loss = torch.nn.functional.cross_entropy(model(pad(torch, [x_train[j] for j in idx])), y_train[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def _bootstrap_sd(truth: list[str], pred: list[str], seed: int, resamples: int) -> float:
+    """Sampling spread of macro-F1 on the tuning split, to choose a tolerance before the evaluation."""
+    rng = random.Random(seed)
+    samples = []
+    for _ in range(resamples):
+        pick = [rng.randrange(len(truth)) for _ in truth]
+        samples.append(macro_f1([truth[i] for i in pick], [pred[i] for i in pick]))
+    mean = sum(samples) / len(samples)
+    return math.sqrt(sum((s - mean) ** 2 for s in samples) / (len(samples) - 1)) if len(samples) > 1 else 0.0
+
+
 def save(blob: dict[str, Any], path: Path) -> str:
-    """Write the weights file (it must not exist) and return its SHA-256."""
+    """Write the weights file (it must not exist), in full or not at all, and return its SHA-256."""
     torch = _torch()
-    with path.open("xb") as fh:
-        torch.save(blob, fh)
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    buffer = io.BytesIO()
+    torch.save(blob, buffer)
+    data = buffer.getvalue()
+    write_new_file(path, data, what="model file")
+    return hashlib.sha256(data).hexdigest()

@@ -2,7 +2,8 @@
 
 SVG for the HTML note; a greyscale PNG of the same figure for the PDF, where WeasyPrint would spend 0.3 s
 drawing the SVG. `python -m generator.render.charts` draws them in a worker process (generator.core.worker), PNG
-first, so that importing matplotlib and drawing overlap the rest of the rendering.
+first, so that importing matplotlib and drawing overlap the rest of the rendering (the PDF waits for the PNG,
+the HTML for the SVG, which is drawn while the PDF is laid out).
 """
 
 from __future__ import annotations
@@ -11,22 +12,33 @@ import base64
 import io
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
-from generator.render.pending import PNG_DPI, WIDTH_IN, figure_inches
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 GIB = 2**30
+WIDTH_IN = 6.6
+PNG_DPI = 200  # 6.6 in wide: some 190 dots per inch across the A4 text width
 FORMATS = ("png", "svg")
 # Fixed salt and no date: the same data gives byte-identical SVG.
-_RC = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8, "font.family": "DejaVu Sans",
-       "axes.spines.top": False, "axes.spines.right": False}
+_RC: dict[RcKeyType, Any] = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8,
+                             "font.family": "DejaVu Sans", "axes.spines.top": False, "axes.spines.right": False}
 PHASE_LABELS = {"model_load": "load", "inputs": "inputs", "cold_forward": "cold", "warmup": "warm-\nup",
                 "warm_forward": "warm"}
+
+
+def figure_inches(name: str, request: dict[str, Any]) -> tuple[float, float]:
+    """The chart's figure size in inches: the A4 text width, and a height that grows with what it shows."""
+    if name == "durations":
+        return WIDTH_IN, 1.0 + 0.3 * len(request["durations"])
+    experiments = {experiment for experiment, _title, _phases in request["memory"]}
+    return WIDTH_IN, 0.45 + 1.35 * len(experiments)  # one row of axes per experiment
 
 
 def _to_data_url(fig: Figure, fmt: str) -> str:
@@ -131,7 +143,7 @@ def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> Figure:
                        label="peak allocated (part of reserved)" if first else None)
                 ax.text((xs[0] + xs[-1]) / 2, 1.04, title, transform=ax.get_xaxis_transform(), ha="center",
                         fontsize=7)
-                for x, p in zip(xs, peaks):
+                for x, p in zip(xs, peaks, strict=True):
                     if p[3]:
                         ax.annotate("failed", (x, (p[2] or 0) / GIB + top * 0.04), ha="center", fontsize=6,
                                     fontweight="bold", annotation_clip=False)
@@ -154,7 +166,7 @@ def draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
     """Both charts as data URLs, once per format of FORMATS in that order; None for a chart with nothing to show."""
     makers: dict[str, Callable[[], Figure]] = {
         "durations": lambda: durations_chart(request["durations"]),
-        "memory": lambda: memory_chart([tuple(p) for p in request["memory"]]),  # type: ignore[misc]
+        "memory": lambda: memory_chart([tuple(p) for p in request["memory"]]),
     }
     figures = {name: make() if request[name] else None for name, make in makers.items()}
     for fmt in FORMATS:

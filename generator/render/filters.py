@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
 from markupsafe import Markup
 
 from generator.audit.textsafety import visible as _visible
+from generator.core.money import usd_amount
 
 GIB = 2**30
 DASH = "\u2014"
@@ -21,12 +21,7 @@ ELLIPSIS = "\u2026"
 
 def usd(cents: Any) -> str:
     """Integer cents as '110.00 USD'; None as 'undefined'."""
-    if cents is None:
-        return "undefined"
-    with localcontext() as ctx:
-        ctx.prec = max(28, len(str(cents)) + 4)  # exact at any size
-        value = (Decimal(str(cents)) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-        return f"{value:,.2f} USD"
+    return "undefined" if cents is None else f"{usd_amount(cents, grouping=True)} USD"
 
 
 def seconds(value: Any, digits: int = 3) -> str:
@@ -111,11 +106,11 @@ def shortened(length: Any, where: str = "decision.json") -> str:
     return f"{ELLIPSIS} [shortened: {int(length):,} characters; the whole text is in {where}]"
 
 
-_CHART_SOURCE = re.compile(r"(data:image/(png|svg\+xml);base64,[A-Za-z0-9+/]*={0,2}|gpu-audit-chart:[a-z]+)")
+_CHART_SOURCE = re.compile(r"data:image/(png|svg\+xml);base64,[A-Za-z0-9+/]*={0,2}")
 
 
 def chart_source(value: Any) -> Any:
-    """A chart's image source (the tool's own data URL, or the PDF's placeholder) as Markup, so that the cut
+    """A chart's image source (the tool's own data URL, PNG or SVG) as Markup, so that the cut
     of long texts in `shown` leaves it whole; its characters are only those checked here. Anything else is
     returned as it is, and is cut and escaped like any text."""
     if isinstance(value, str) and _CHART_SOURCE.fullmatch(value):
@@ -136,5 +131,5 @@ def shown(value: Any) -> Any:
     return value
 
 
-FILTERS = {"chart_source": chart_source, "visible": visible, "decides": decides, "usd": usd, "seconds": seconds, "gib": gib, "nbytes": nbytes, "metric": metric, "yesno": yesno,
-           "count": count, "plain": plain}
+FILTERS = {"chart_source": chart_source, "visible": visible, "decides": decides, "usd": usd, "seconds": seconds,
+           "gib": gib, "nbytes": nbytes, "metric": metric, "yesno": yesno, "count": count, "plain": plain}

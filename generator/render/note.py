@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import functools
 import io
 import itertools
 import json
@@ -13,22 +12,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import jinja2
 
 from generator.core.errors import OutputExistsError, UsageError
 from generator.core.resources import templates_dir
+from generator.core.safefiles import write_new_files
 from generator.core.worker import JsonWorker
 from generator.render.filters import FILTERS, shown
-from generator.render.pending import CHART_URL, PendingChart, png_pixels
 from generator.render.view import build_view, chart_request
 from generator.render.weasy import load_weasyprint
 
 HTML_NAME = "decision-note.html"
 PDF_NAME = "decision-note.pdf"
 TEMPLATE = "note.html.j2"
-UA_STYLESHEET = "note-ua.css"  # what WeasyPrint's user-agent stylesheet has for the template's elements
 CHARTS = {"durations", "memory"}
 Charts = dict[str, str | None]
 
@@ -73,11 +71,30 @@ def render_html(decision: dict[str, Any], *, signature_status: str) -> str:
 CHART_FORMATS = (("png", "data:image/png;base64,"), ("svg", "data:image/svg+xml;base64,"))
 
 
-def _well_formed(answer: Any, prefix: str, request: dict[str, Any]) -> bool:
+def _well_formed(answer: Any, prefix: str, request: dict[str, Any]) -> TypeGuard[Charts]:
     """A chart for each chart the request has data for (a data URL of the format), None for the others."""
     return isinstance(answer, dict) and set(answer) == CHARTS and all(
-        (isinstance(url, str) and url.startswith(prefix)) if request[name] else url is None
-        for name, url in answer.items())
+        (isinstance(url, str) and url.startswith(prefix) and _readable(url[len(prefix):], prefix))
+        if request[name] else url is None for name, url in answer.items())
+
+
+def _readable(encoded: str, prefix: str) -> bool:
+    """Whether a chart's base64 is a whole PNG (every chunk's checksum) or an SVG document.
+
+    WeasyPrint leaves out an image it cannot read, with a warning in its log: a chart the worker garbled
+    would be missing from the PDF, not drawn here.
+    """
+    try:
+        data = base64.b64decode(encoded, validate=True)
+        if prefix != CHART_FORMATS[0][1]:
+            return data.lstrip().startswith(b"<?xml") and b"<svg" in data
+        from PIL import Image  # WeasyPrint's own image reader: already loaded
+
+        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+            image.verify()
+        return True
+    except (ValueError, OSError, SyntaxError):  # Pillow's verify says "broken PNG file" with a SyntaxError
+        return False
 
 
 def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterator[Charts]:
@@ -100,39 +117,25 @@ def _fetcher() -> Any:
     return load_weasyprint().urls.URLFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
 
 
-def note_html_class() -> Any:
-    """WeasyPrint's HTML class with the note's own user-agent stylesheet in place of WeasyPrint's whole one."""
-    weasyprint = load_weasyprint()
-    stylesheet = weasyprint.CSS(string=(templates_dir() / UA_STYLESHEET).read_text(encoding="utf-8"))
-
-    class NoteHTML(weasyprint.HTML):  # type: ignore[misc,name-defined]
-        def _ua_stylesheets(self, forms: bool = False) -> list[Any]:
-            return [stylesheet]  # the note has no form (WeasyPrint adds its form sheet only for forms)
-
-    return NoteHTML
-
-
 def _moment(decision: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(decision["generated_at"].replace("Z", "+00:00"))
 
 
-def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence], *,
-               charts: Iterable[PendingChart] = ()) -> bytes:
+def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence]) -> bytes:
     """PDF/A-3b from the HTML, with the evidence embedded as associated files; dates fixed by the decision.
 
-    `charts` are the images the HTML names by their URL (CHART_URL + name); each is drawn when painted.
+    The charts are in the HTML as data: URLs, the one kind of URL the fetcher allows.
     """
-    Attachment = load_weasyprint().Attachment
+    weasyprint = load_weasyprint()
     when = _moment(decision)
     fetcher = _fetcher()
-    attachments = [Attachment(string=e.data, name=e.name, description=e.description, relationship=e.relationship,
-                              created=when, modified=when, url_fetcher=fetcher) for e in evidence]
-    document = note_html_class()(string=html, url_fetcher=fetcher, base_url=None)
+    attachments = [weasyprint.Attachment(string=e.data, name=e.name, description=e.description,
+                                         relationship=e.relationship, created=when, modified=when,
+                                         url_fetcher=fetcher) for e in evidence]
+    document = weasyprint.HTML(string=html, url_fetcher=fetcher, base_url=None)
     out = io.BytesIO()
     with _source_date_epoch(when):
-        # WeasyPrint looks each image URL up in its cache before it fetches: the charts are found there.
-        document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments,
-                           cache={chart.url: chart for chart in charts}, finisher=_associate_once)
+        document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments, finisher=_associate_once)
     return out.getvalue()
 
 
@@ -167,48 +170,40 @@ def refuse_existing(outdir: Path, names: Iterable[str]) -> None:
     """Refuse to go on when any of the files is already in outdir (nothing is overwritten)."""
     for name in names:
         if (outdir / name).exists():
-            raise OutputExistsError(f"{outdir / name} already exists; render into a new folder (nothing is overwritten)")
+            raise OutputExistsError(f"{outdir / name} already exists; render into a new folder "
+                                    "(nothing is overwritten)")
 
 
-def write_new_files(outdir: Path, files: dict[str, bytes]) -> None:
-    """Write the files into outdir, all or none (see generator.core.safefiles); any that exists is refused."""
-    from generator.core import safefiles
+def _require_decision(decision: dict[str, Any]) -> None:
+    if decision.get("schema_version") != "1" or "configurations" not in decision:
+        raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
 
-    refuse_existing(outdir, files)
-    try:
-        safefiles.write_new_files(outdir, {name: (data, 0o644) for name, data in files.items()}, what="note")
-    except OutputExistsError as exc:
-        raise OutputExistsError(f"{exc} (render into a new folder)") from None
+
+def ask_for_charts(charts: JsonWorker, decision: dict[str, Any]) -> None:
+    """Give the chart worker its request now, so that it draws while the caller does other work; then pass
+    `asked=True` to render_note. The PDF's layout waits for the PNG: the sooner asked, the less it waits."""
+    _require_decision(decision)
+    charts.send(chart_request(decision))
 
 
 def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature_status: str,
-                charts: JsonWorker | None = None) -> dict[str, bytes]:
+                charts: JsonWorker | None = None, asked: bool = False) -> dict[str, bytes]:
     """Both renderings of the note, by file name.
 
-    `charts` is a worker process started with `generator.render.charts`: it draws the charts while this
-    process imports WeasyPrint and lays out the PDF; without it (or when it fails) they are drawn here. The
-    PDF shows them as PNG, laid out before they are drawn and asked for when their page is painted; the
-    HTML as SVG.
+    `charts` is a worker process started with `generator.render.charts` (`asked`: already given its request
+    by ask_for_charts): it imports matplotlib and draws the charts while this process imports WeasyPrint
+    and builds the view; without it (or when it fails) they are drawn here. The PDF shows them as PNG (its
+    layout waits for them), the HTML as SVG, which the worker draws while the PDF is laid out.
     """
-    if decision.get("schema_version") != "1" or "configurations" not in decision:
-        raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
+    _require_decision(decision)
     request = chart_request(decision)
-    if charts is not None:
+    if charts is not None and not asked:
         charts.send(request)
     load_weasyprint()  # the heavy import, while the worker draws
     template = environment().get_template(TEMPLATE)
     view = build_view(decision, signature_status=signature_status)
     drawn = _drawn_charts(charts, request)
-    png = functools.cache(lambda: next(drawn))  # asked for when WeasyPrint paints the first chart
-
-    def png_of(name: str) -> bytes:
-        return base64.b64decode(png()[name].split(",", 1)[1])
-
-    pending = [PendingChart(CHART_URL + name, png_pixels(name, request), functools.partial(png_of, name))
-               for name in sorted(CHARTS) if request[name]]
-    sources = {name: CHART_URL + name if request[name] else None for name in sorted(CHARTS)}
-    pdf = render_pdf(_page(template, view, sources), decision, evidence, charts=pending)
-    png()  # taken, even where the note has no chart, so that the next answer is the SVG
+    pdf = render_pdf(_page(template, view, next(drawn)), decision, evidence)
     return {HTML_NAME: _page(template, view, next(drawn)).encode("utf-8"), PDF_NAME: pdf}
 
 
@@ -225,12 +220,14 @@ def load_decision(path: Path) -> tuple[dict[str, Any], bytes]:
         raise UsageError(f"{path} does not exist; make it with `gpu-audit check CAMPAIGN_DIR --out {path}`")
     data = read_bytes(path, str(path))
     text, bad = decode_utf8(data, str(path))
-    problems = [bad] if text is None else parse_document(text, str(path), "decision").findings
+    problems = (parse_document(text, str(path), "decision").findings if text is not None
+                else [bad] if bad is not None else [])
     if problems:
         first = problems[0]
         raise UsageError(f"{path} is not a valid decision.json ({len(problems)} problem(s); first at "
                          f"{location(first)}: {first.message})")
-    return json.loads(text), data  # type: ignore[arg-type]
+    assert text is not None  # decode_utf8 gives either the text or the finding that says why not
+    return json.loads(text), data
 
 
 def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[Evidence]:
@@ -249,10 +246,10 @@ def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[
     from generator.audit.campaign import PROTOCOL_FILE
     from generator.audit.readers.csvtable import read_bytes
     from generator.audit.report import location
-    from generator.audit.validate import load_campaign
+    from generator.audit.validate import load_and_validate
     from generator.core.errors import CampaignFindingsError
 
-    inputs = load_campaign(campaign_dir)
+    inputs = load_and_validate(campaign_dir)
     raw = inputs.files["raw_results"]
     blocking = [f for f in inputs.findings if f.is_error and (inputs.protocol is None or f.file == PROTOCOL_FILE
                                                                or f.value == raw and f.code in _UNLOCATED)]
@@ -264,7 +261,8 @@ def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[
                                     f"`gpu-audit validate {campaign_dir}`, or render without the campaign")
     listed = {i["path"]: i["sha256"] for i in json.loads(decision_bytes).get("inputs") or []
               if isinstance(i, dict)}
-    for rel, description in ((raw, "The raw results grid as submitted"), (PROTOCOL_FILE, "The pre-registered protocol")):
+    for rel, description in ((raw, "The raw results grid as submitted"),
+                             (PROTOCOL_FILE, "The pre-registered protocol")):
         path = inputs.folder.resolve(rel)
         data = read_bytes(path, rel) if path is not None else b""
         if listed.get(rel) != hashlib.sha256(data).hexdigest():
@@ -286,7 +284,8 @@ def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path |
     refuse_existing(outdir, (HTML_NAME, PDF_NAME))  # at once, not after a second of rendering (checked again)
     with JsonWorker("generator.render.charts") as charts:  # it imports matplotlib meanwhile
         decision, data = load_decision(decision_path)  # the very bytes checked are the ones embedded
+        ask_for_charts(charts, decision)  # it draws while the campaign is read and WeasyPrint is imported
         files = render_note(decision, campaign_evidence(campaign_dir, data), signature_status=UNSIGNED_RENDER,
-                            charts=charts)
-    write_new_files(outdir, files)
-    return [outdir / name for name in files]
+                            charts=charts, asked=True)
+    refuse_existing(outdir, files)  # again: a file may have appeared while the note was rendered
+    return write_new_files(outdir, {name: (content, 0o644) for name, content in files.items()}, what="note")

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# One tolerance for a claimed quality value, the one the recomputation applies.
+from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
+
 # bundle_id: one definition, shared with `verify` (which must not import this module)
 from generator.bundle.bundleid import bundle_id
 from generator.render.filters import shorten
@@ -21,14 +24,13 @@ CLAIM_COLUMNS = (
     ("expected_ids", "expected_ids"), ("observed_ids", "observed_ids"), ("ids_match", "ids_match"),
     ("format_valid", "format_valid"), ("quality_value", "quality_value"), ("corpus_accepted", "corpus_accepted"),
 )
-QUALITY_AGREEMENT = 5e-4
 
 
 def _agrees(column: str, claimed: Any, recomputed: Any) -> bool:
     if claimed is None:
         return True  # not recorded: nothing claimed, nothing contradicted
     if column == "quality_value":
-        return recomputed is not None and abs(float(claimed) - float(recomputed)) <= QUALITY_AGREEMENT
+        return recomputed is not None and abs(float(claimed) - float(recomputed)) <= QUALITY_TOLERANCE
     return bool(claimed == recomputed)
 
 
@@ -126,7 +128,8 @@ def _environments(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for c in configs:
         shown = {k: c["environment"].get(k) for k in ENVIRONMENT_COLUMNS}
         m = c.get("measurement")
-        shown["measured"] = (m["environment"].get("gpu_name"), m["environment"].get("visible_device_count")) if m else None
+        shown["measured"] = ((m["environment"].get("gpu_name"), m["environment"].get("visible_device_count"))
+                             if m else None)
         row = rows.setdefault(json.dumps(shown, sort_keys=True), {**shown, "configurations": []})
         row["configurations"].append(c["id"])
     return list(rows.values())

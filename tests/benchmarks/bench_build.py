@@ -4,7 +4,8 @@
 
 Generates (seed 20261129) a SYNTHETIC campaign of N expected IDs, 3 variants x (5 warm + 1 cold) = 18
 prediction files with planted defects (repeats byte-identical, as a deterministic model writes them, except
-the defective ones; with --distinct every file differs by a few labels), then times, each in a fresh process and in alternating order
+the defective ones; with --distinct every file differs by a few labels), then times,
+each in a fresh process and in alternating order
 (one warm-up round, then --rounds rounds): the floor (SHA-256 of every input plus pyarrow's CSV reader on
 every prediction file), `gpu-audit check`, `gpu-audit build`, and the peer (`frictionless validate` of one
 prediction file against an equivalent Table Schema, times 18). Prints a table and one JSON line with the
@@ -29,7 +30,8 @@ SEED = 20261129
 CLASSES = ["admin", "games", "graphics", "net", "science", "sound", "text", "utils"]
 VARIANTS = [("b1", 1), ("b4", 4), ("b8", 8)]
 # The grid's columns come from their single source, the schema.
-GRID_COLUMNS = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "raw-results-row.schema.json").read_text())["x-csv-columns"]
+GRID_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "raw-results-row.schema.json"
+GRID_COLUMNS = json.loads(GRID_SCHEMA.read_text())["x-csv-columns"]
 SYNTHETIC = "SYNTHETIC benchmark data (tests/benchmarks/bench_build.py); not a measurement"
 
 
@@ -44,8 +46,8 @@ def make_campaign(root: Path, n: int, seed: int = SEED, distinct: bool = False) 
     ids = [f"doc-{i:08d}" for i in range(n)]
     truth = [CLASSES[rng.randrange(len(CLASSES))] for _ in range(n)]
     (root / "expected-ids.csv").write_text("id\n" + "\n".join(ids) + "\n", encoding="utf-8")
-    (root / "reference.csv").write_text("id,label\n" + "\n".join(f"{i},{t}" for i, t in zip(ids, truth)) + "\n",
-                                        encoding="utf-8")
+    reference = "\n".join(f"{i},{t}" for i, t in zip(ids, truth, strict=True))
+    (root / "reference.csv").write_text("id,label\n" + reference + "\n", encoding="utf-8")
     (root / "tarifs-forfaits.csv").write_text(
         "gpu,model_name,duration_days,price_per_lot_usd_minor,gpus_per_lot,snapshot_date,price_status\n"
         "rtx-4090,GeForce RTX 4090,7,11000,1,2026-09-24,published\n", encoding="utf-8")
@@ -56,7 +58,7 @@ def make_campaign(root: Path, n: int, seed: int = SEED, distinct: bool = False) 
     for variant, batch in VARIANTS:
         phases = []
         for phase, run in [("cold", 1)] + [("warm", r) for r in range(1, 6)]:
-            pairs = list(zip(ids, base))
+            pairs = list(zip(ids, base, strict=True))
             if distinct:
                 for j in rng.sample(range(n), max(1, n // 1000)):
                     label = CLASSES[(CLASSES.index(pairs[j][1]) + 1 + rng.randrange(len(CLASSES) - 1)) % len(CLASSES)]
@@ -116,7 +118,8 @@ def make_campaign(root: Path, n: int, seed: int = SEED, distinct: bool = False) 
         "quality": {"metric": "macro_f1", "threshold": 0.8, "tolerance": 0.05, "direction": "higher_is_better",
                     "reference": {"name": "synthetic reference", "value": 0.85}},
         "experiments": [{"id": "bench", "variable": "batch",
-                         "variants": [{"id": v, "value": b, "measurement": f"measurements/{v}.json"} for v, b in VARIANTS],
+                         "variants": [{"id": v, "value": b, "measurement": f"measurements/{v}.json"}
+                                      for v, b in VARIANTS],
                          "fixed": {"corpus_revision": "bench-corpus-r1", "input_order": "expected-ids.csv order",
                                    "model_revision": "synthetic-model-r1", "tokenizer_revision": "synthetic-tok-r1",
                                    "precision": "bfloat16", "context": 512, "padding": "longest",
@@ -127,7 +130,8 @@ def make_campaign(root: Path, n: int, seed: int = SEED, distinct: bool = False) 
         "timer": {"covers": ["read_corpus", "inference", "materialize_predictions"], "description": "synthetic"},
         "window": {"start": "2026-10-05T09:00", "end": "2026-10-09T09:00", "timezone": "UTC"},
         "deadline": "2026-10-09T18:00",
-        "files": {"expected_ids": "expected-ids.csv", "reference": "reference.csv", "raw_results": "resultats-bruts.csv",
+        "files": {"expected_ids": "expected-ids.csv", "reference": "reference.csv",
+                  "raw_results": "resultats-bruts.csv",
                   "tariffs": "tarifs-forfaits.csv",
                   "predictions": "predictions/{experiment_id}/{variant_id}/{phase}-{run_index}.csv"},
     }
@@ -237,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, values in results.items():
             print(f"{name:<8}{statistics.median(values):>10.2f}{min(values):>10.2f}{max(values):>10.2f}")
         med = {k: statistics.median(v) for k, v in results.items()}
-        summary = {"n": args.n, "rounds": args.rounds, "distinct_files": args.distinct, "check_over_floor": round(med["check"] / med["floor"], 2),
+        summary = {"n": args.n, "rounds": args.rounds, "distinct_files": args.distinct,
+                   "check_over_floor": round(med["check"] / med["floor"], 2),
                    "build_over_floor": round(med["build"] / med["floor"], 2) if "build" in med else None,
                    "peer_over_check": round(med["peer"] / med["check"], 1) if "peer" in med else None,
                    "build_peak_rss_mib": round(max(rss) / 1024, 1) if rss else None,

@@ -91,9 +91,9 @@ class Outcome:
     network: list[str] = field(default_factory=list)
 
 
-def run_main(argv: Sequence[str], timeout: float | None = None) -> Outcome:
+def run_main(arguments: Sequence[str | Path], timeout: float | None = None) -> Outcome:
     """main(argv) in-process with stdout and stderr captured, an alarm at `timeout` seconds."""
-    argv = [str(a) for a in argv]
+    argv = [str(a) for a in arguments]
     if timeout is None:
         timeout = TIME_BOUND.get(argv[0], 60.0)
     # Like a real terminal: stdout is strict UTF-8 (an unprintable lone surrogate raises), stderr escapes.
@@ -130,7 +130,7 @@ def run_main(argv: Sequence[str], timeout: float | None = None) -> Outcome:
             stream.flush()
         except UnicodeEncodeError:  # pragma: no cover - write_through leaves nothing pending
             pass
-    text = [stream.buffer.getvalue().decode("utf-8", "backslashreplace") for stream in (out, err)]  # type: ignore[attr-defined]
+    text = [stream.buffer.getvalue().decode("utf-8", "backslashreplace") for stream in (out, err)]
     return Outcome(argv, code, text[0], text[1], time.monotonic() - start, crash, list(network))
 
 
@@ -206,7 +206,7 @@ def violations(o: Outcome, *, expect: Sequence[int] = (0, 1, 2), changed: Sequen
     return bad
 
 
-def check_command(argv: Sequence[str], watched: Sequence[Path], **kw: Any) -> tuple[Outcome, list[str]]:
+def check_command(argv: Sequence[str | Path], watched: Sequence[Path], **kw: Any) -> tuple[Outcome, list[str]]:
     """Run one command and return its outcome and its violations (inputs under `watched` must not change)."""
     before = snapshot(*watched)
     o = run_main(argv, kw.pop("timeout", None))

@@ -128,7 +128,8 @@ def hostile_json_value(rng: random.Random) -> Any:
     r = rng.random()
     choices: list[Any] = [
         None, True, False, 0, -1, 1, 2, 1.5, -0.0, 10**20, 2**63, 2**64 + 1, 1e308, -1e308, 5e-324, "", " ",
-        "x" * 10000, "\u0000", "a\u0000b", "😀", "\ufeff", "../../etc/passwd", "/etc/passwd", f"../{OUTSIDE}/secret.csv",
+        "x" * 10000, "\u0000", "a\u0000b", "😀", "\ufeff", "../../etc/passwd", "/etc/passwd",
+        f"../{OUTSIDE}/secret.csv",
         f"../{OUTSIDE}/secret.json", "2026-02-30T25:00", "9999-12-31T23:59", "0001-01-01T00:00", "2026-03-29T02:30",
         "2026-10-25T02:30", "UTC", "Etc/GMT+14", "../../../../etc/passwd", "Europe/Nowhere", "Europe/Paris\u0000",
         "/usr/share/zoneinfo/UTC", "localtime", [], {}, [None], {"": None}, ["a", "a"], [1, 2, 3],
@@ -579,7 +580,8 @@ def mutate_campaign(rng: random.Random, root: Path) -> list[str]:
 
 
 MANIFEST_LINES = ["../../etc/passwd", "/etc/passwd", "data/../../x", "data/decision.json", "data/%0A", "data/%25",
-                  "data/inputs/../../../../etc/passwd", "data/\x00", "data/ ", "", "data", "data/", "tagmanifest-sha256.txt"]
+                  "data/inputs/../../../../etc/passwd", "data/\x00", "data/ ", "", "data", "data/",
+                  "tagmanifest-sha256.txt"]
 
 
 def _mutate_manifest_text(rng: random.Random, path: Path) -> str:
@@ -683,7 +685,8 @@ def _mutate_bundle(rng: random.Random, root: Path, resign: Callable[[Path], None
         f.unlink()
         return f"deleted {f.relative_to(root).as_posix()}"
     if op == 10 and (root / "bagit.txt").is_file():
-        (root / "bagit.txt").write_bytes(rng.choice([b"", b"BagIt-Version: 0.97\n", b"\xff\xfe", b"BagIt-Version: 1.0"]))
+        (root / "bagit.txt").write_bytes(rng.choice([b"", b"BagIt-Version: 0.97\n", b"\xff\xfe",
+                                                     b"BagIt-Version: 1.0"]))
         return "bagit.txt changed"
     if (root / "MANIFEST.json").is_file():
         doc = json.loads((root / "MANIFEST.json").read_bytes())
@@ -800,5 +803,5 @@ class _quiet:
         self._w.__enter__()
         warnings.simplefilter("ignore")
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._w.__exit__(*exc)

@@ -10,11 +10,11 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.csvtable import open_regular, refuse_secret
-from generator.bundle.pemkeys import holds_private_key
 from generator.core.errors import UnreadableInputError
 from generator.core.limits import Limits, resolve
+from generator.core.pemkeys import holds_private_key
 
 # No valid row comes near this: a 500-character ID and a 200-character label (the schemas' maxLength), every
 # character 4 bytes of UTF-8, a comma and CRLF make 2,803 bytes. A longer line is a broken or hostile file
@@ -64,11 +64,11 @@ def _long_line(block: memoryview, carried: int, max_line: int) -> tuple[int, int
 
 
 def _line_refusal(display: str, severity: Severity, line: int, length: int, max_line: int) -> Finding:
-    return Finding(code="line-too-long", severity=severity, file=display, line=line, value=length,
-                   rule=f"{_RULE}: at most {max_line} bytes per line",
-                   fix="end every row with a line break; an ID holds at most 500 characters and a label 200 (is it "
-                       "a text file at all? a file of NUL bytes has no line break)",
-                   message=f"line {line} is longer than {max_line} bytes ({length} read); the file is not parsed")
+    return make_finding("line-too-long", severity, display,
+                        f"line {line} is longer than {max_line} bytes ({length} read); the file is not parsed",
+                        line=line, value=length, rule=f"{_RULE}: at most {max_line} bytes per line",
+                        fix="end every row with a line break; an ID holds at most 500 characters and a label 200 "
+                            "(is it a text file at all? a file of NUL bytes has no line break)")
 
 
 def _finish_refused(fh: BinaryIO, digest: Any, display: str, tail: bytes) -> None:
@@ -112,12 +112,12 @@ def read_bounded(path: Path, display: str, *, max_bytes: int | None = None, max_
         fh, info = open_regular(path, display, lim)
         with fh:
             if max_bytes is not None and info.st_size > max_bytes:
-                refusal = Finding(
-                    code="file-too-large", severity=severity, file=display, line=None, value=info.st_size,
-                    rule=f"{_RULE}: at most {max_bytes} bytes for this corpus",
-                    fix="write one id,label row per expected ID, nothing else (is it the right file?)",
-                    message=f"{info.st_size} bytes: more than any file of this corpus can need ({max_bytes}); "
-                            "not parsed")
+                refusal = make_finding("file-too-large", severity, display,
+                                       f"{info.st_size} bytes: more than any file of this corpus can need "
+                                       f"({max_bytes}); not parsed", value=info.st_size,
+                                       rule=f"{_RULE}: at most {max_bytes} bytes for this corpus",
+                                       fix="write one id,label row per expected ID, nothing else (is it the right "
+                                           "file?)")
                 _finish_refused(fh, digest, display, b"")
                 return BoundedRead(None, info.st_size, digest.hexdigest(), refusal)
             if max_bytes is not None:

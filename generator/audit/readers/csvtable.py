@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.schemacheck import validate_document
 from generator.audit.textsafety import cell_findings
-from generator.bundle.pemkeys import holds_private_key
 from generator.core.errors import LimitExceededError, SecretInInputError, UnreadableInputError
 from generator.core.limits import Limits, limit_message, resolve
+from generator.core.pemkeys import holds_private_key
 from generator.core.resources import load_schema
 
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -91,7 +91,8 @@ def read_bytes(path: Path, display: str, limits: Limits | None = None) -> bytes:
     except OSError as exc:
         raise UnreadableInputError(f"{display}: cannot be read ({exc.strerror}); check its permissions") from None
     if len(data) > lim.max_file_bytes:  # it grew while being read
-        raise LimitExceededError(limit_message("max_file_bytes", lim, f"{display}: more than {lim.max_file_bytes} bytes"))
+        raise LimitExceededError(limit_message("max_file_bytes", lim,
+                                               f"{display}: more than {lim.max_file_bytes} bytes"))
     refuse_secret(data, display)
     return data
 
@@ -104,16 +105,9 @@ def decode_utf8(raw: bytes, display: str) -> tuple[str | None, Finding | None]:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return None, Finding(
-            code="invalid-encoding",
-            severity=Severity.ERROR,
-            file=display,
-            line=line,
-            value=raw[exc.start : exc.start + 4].hex(" "),
-            rule="encoding: UTF-8",
-            fix="save the file as UTF-8 (with or without BOM)",
-            message=f"invalid UTF-8 at byte {exc.start}",
-        )
+        return None, make_finding("invalid-encoding", Severity.ERROR, display, f"invalid UTF-8 at byte {exc.start}",
+                                  line=line, value=raw[exc.start : exc.start + 4].hex(" "), rule="encoding: UTF-8",
+                                  fix="save the file as UTF-8 (with or without BOM)")
 
 
 def _types(prop: dict[str, Any]) -> set[str]:
@@ -157,8 +151,10 @@ def convert_cell(cell: str, prop: dict[str, Any]) -> tuple[Any, tuple[str, str, 
                 return None, ("number-too-large", f"{cell[:20]}... has too many digits", "check the value")
             return int(cell), None
         if _DECIMAL_COMMA.fullmatch(cell):
-            return None, ("decimal-comma", f"{cell!r} uses a decimal comma", "use a decimal point, and a whole number here")
-        return None, ("not-integer", f"{cell!r} is not a whole number", "write a whole number without separators or units")
+            return None, ("decimal-comma", f"{cell!r} uses a decimal comma",
+                          "use a decimal point, and a whole number here")
+        return None, ("not-integer", f"{cell!r} is not a whole number",
+                      "write a whole number without separators or units")
     if "number" in kinds:
         if _NUMBER.fullmatch(cell):
             if len(cell) > MAX_NUMBER_CHARS:
@@ -174,7 +170,8 @@ def convert_cell(cell: str, prop: dict[str, Any]) -> tuple[Any, tuple[str, str, 
                 f"{cell!r} uses a decimal comma",
                 f"write {cell.replace(',', '.')} (decimal point)",
             )
-        return None, ("not-number", f"{cell!r} is not a number", "write a plain number with a decimal point, without units")
+        return None, ("not-number", f"{cell!r} is not a number",
+                      "write a plain number with a decimal point, without units")
     return cell, None
 
 
@@ -185,8 +182,8 @@ def _header_findings(header: list[str], expected: list[str], display: str) -> li
     findings: list[Finding] = []
 
     def add(code: str, message: str, field_name: str | None, fix: str) -> None:
-        findings.append(Finding(code=code, severity=Severity.ERROR, file=display, line=1, field=field_name,
-                                rule="header: " + ",".join(expected), fix=fix, message=message))
+        findings.append(make_finding(code, Severity.ERROR, display, message, line=1, field=field_name,
+                                     rule="header: " + ",".join(expected), fix=fix))
 
     missing = [c for c in expected if c not in header]
     extra = [c for c in header if c not in expected]
@@ -207,9 +204,9 @@ def _header_findings(header: list[str], expected: list[str], display: str) -> li
             add("unknown-column", f"column {c!r} (column {header.index(c) + 1}) is not part of the grid", c,
                 "remove the column, or move its content into notes")
     if not findings and sorted(header) == sorted(expected):
-        first = next(i for i, (a, b) in enumerate(zip(header, expected)) if a != b)
-        add("reordered-columns", f"columns are reordered: column {first + 1} is {header[first]!r}, expected {expected[first]!r}",
-            header[first], "put the columns in the grid's order")
+        first = next(i for i, (a, b) in enumerate(zip(header, expected, strict=True)) if a != b)
+        add("reordered-columns", f"columns are reordered: column {first + 1} is {header[first]!r}, expected "
+            f"{expected[first]!r}", header[first], "put the columns in the grid's order")
     return findings
 
 
@@ -233,14 +230,13 @@ def parse_table(text: str, display: str, schema_name: str) -> Table:
                 continue
             _add_row(table, record, start, props, schema_name)
     except csv.Error as exc:
-        table.findings.append(Finding(
-            code="csv-syntax", severity=Severity.ERROR, file=display, line=reader.line_num,
-            rule="RFC 4180 quoting", fix="quote cells that contain commas, quotes or line breaks; double inner quotes",
-            message=f"CSV syntax error: {exc}"))
+        table.findings.append(make_finding("csv-syntax", Severity.ERROR, display, f"CSV syntax error: {exc}",
+                                           line=reader.line_num, rule="RFC 4180 quoting",
+                                           fix="quote cells that contain commas, quotes or line breaks; double "
+                                               "inner quotes"))
     if not table.header:
-        table.findings.append(Finding(code="empty-file", severity=Severity.ERROR, file=display, line=None,
-                                      rule="header: " + ",".join(expected), fix="write the header line",
-                                      message="the file is empty"))
+        table.findings.append(make_finding("empty-file", Severity.ERROR, display, "the file is empty",
+                                           rule="header: " + ",".join(expected), fix="write the header line"))
     return table
 
 
@@ -248,16 +244,16 @@ def _add_row(table: Table, record: list[str], line: int, props: dict[str, Any], 
     display = table.file
     if len(record) != len(table.header):
         more = len(record) > len(table.header)
-        table.findings.append(Finding(
-            code="field-count", severity=Severity.ERROR, file=display, line=line,
-            value=len(record), rule=f"{len(table.header)} fields per line, as the header",
-            fix=("a comma inside a cell (notes?) must be quoted: \"...\"" if more
-                 else "add the missing cells (empty when not recorded)"),
-            message=f"{len(record)} fields where the header has {len(table.header)}"))
+        table.findings.append(make_finding("field-count", Severity.ERROR, display,
+                                           f"{len(record)} fields where the header has {len(table.header)}", line=line,
+                                           value=len(record),
+                                           rule=f"{len(table.header)} fields per line, as the header",
+                                           fix=("a comma inside a cell (notes?) must be quoted: \"...\"" if more
+                                                else "add the missing cells (empty when not recorded)")))
         return
     row: dict[str, Any] = {}
     failed: set[str] = set()
-    for name, cell in zip(table.header, record):
+    for name, cell in zip(table.header, record, strict=False):
         prop = props.get(name)
         if prop is None or name in row:
             continue
@@ -265,9 +261,8 @@ def _add_row(table: Table, record: list[str], line: int, props: dict[str, Any], 
         if problem:
             code, message, fix = problem
             failed.add(name)
-            table.findings.append(Finding(code=code, severity=Severity.ERROR, file=display, line=line, field=name,
-                                          value=cell[:80], rule=str(prop.get("description", "")), fix=fix,
-                                          message=message))
+            table.findings.append(make_finding(code, Severity.ERROR, display, message, line=line, field=name,
+                                               value=cell[:80], rule=str(prop.get("description", "")), fix=fix))
         row[name] = value
     known = [c for c in props if c in row]
     refused = set(failed)

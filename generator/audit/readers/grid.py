@@ -33,4 +33,5 @@ def row_outcome(notes: str | None) -> Outcome:
 
 def row_key(row: dict[str, Any]) -> tuple[str, str, str, int]:
     """The key that identifies one attempt: experiment, variant, phase, run index."""
-    return (str(row.get("experiment_id")), str(row.get("variant_id")), str(row.get("phase")), int(row.get("run_index") or 0))
+    return (str(row.get("experiment_id")), str(row.get("variant_id")), str(row.get("phase")),
+            int(row.get("run_index") or 0))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.csvtable import decode_utf8, read_bytes
 from generator.audit.schemacheck import validate_document
 from generator.audit.textsafety import TEXT_CODES, json_findings
@@ -138,8 +138,7 @@ def parse_document(text: str, display: str, schema_name: str, limits: Limits | N
     depth_fix = f"flatten the document; if it is genuine, raise the limit with {option('max_json_depth')} N"
 
     def bad(code: str, message: str, line: int | None, rule: str, fix: str) -> Document:
-        doc.findings.append(Finding(code=code, severity=Severity.ERROR, file=display, line=line,
-                                    rule=rule, fix=fix, message=message))
+        doc.findings.append(make_finding(code, Severity.ERROR, display, message, line=line, rule=rule, fix=fix))
         return doc
 
     try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.boundedread import BoundedRead, read_bounded
 from generator.audit.readers.csvtable import decode_utf8
 from generator.audit.textsafety import FORMULA_START, TEXT_CODES, ColumnScan, column_findings, scan_column, scan_list
@@ -77,7 +77,7 @@ class ColumnRules:
                    id_max_length=prop["maxLength"], classes=frozenset(classes) if classes is not None else None)
 
 
-def _first(items: Sequence[tuple[int, str]]) -> str:
+def _first(items: Sequence[tuple[int, Any]]) -> str:
     return ", ".join(f"line {ln}: {str(v)[:40]!r}" for ln, v in items[:FIRST_FEW])
 
 
@@ -95,9 +95,9 @@ def _aggregate(out: LabelFile, severity: Severity, rules: ColumnRules, count_err
          "use only the protocol's classes"),
     ):
         if total:
-            out.problems.append(Finding(code=code, severity=severity, file=out.file, line=items[0][0], value=total,
-                                        rule=f"format: {','.join(rules.columns)}", fix=fix,
-                                        message=f"{total} {what} (first: {_first(items)})"))
+            out.problems.append(make_finding(code, severity, out.file, f"{total} {what} (first: {_first(items)})",
+                                             line=items[0][0], value=total, rule=f"format: {','.join(rules.columns)}",
+                                             fix=fix))
 
 
 def _text_findings(out: LabelFile, severity: Severity, id_scan: ColumnScan, label_scan: ColumnScan | None,
@@ -115,8 +115,8 @@ def _text_findings(out: LabelFile, severity: Severity, id_scan: ColumnScan, labe
 
 def _problem(out: LabelFile, severity: Severity, rules: ColumnRules, code: str, message: str, line: int | None,
              value: Any, fix: str, rule: str | None = None) -> None:
-    out.problems.append(Finding(code=code, severity=severity, file=out.file, line=line, value=value,
-                                rule=rule or f"format: {','.join(rules.columns)}", fix=fix, message=message))
+    out.problems.append(make_finding(code, severity, out.file, message, line=line, value=value,
+                                     rule=rule or f"format: {','.join(rules.columns)}", fix=fix))
 
 
 def parse_reference(text: str, display: str, rules: ColumnRules, severity: Severity) -> LabelFile:
@@ -212,7 +212,7 @@ def _bad_ids(ids: Any, rules: ColumnRules) -> tuple[int, list[int]]:
     if pc.any(non_ascii).as_py():
         id_ok = re.compile(rules.id_pattern)
         fixed = [bool(not id_ok.fullmatch(v)) or len(v) > rules.id_max_length if na else b
-                 for v, na, b in zip(ids.to_pylist(), non_ascii.to_pylist(), bad.to_pylist())]
+                 for v, na, b in zip(ids.to_pylist(), non_ascii.to_pylist(), bad.to_pylist(), strict=False)]
         bad = pa.array(fixed)
     count = pc.sum(bad).as_py() or 0
     first = pc.indices_nonzero(bad).slice(0, FIRST_FEW).to_pylist() if count else []
@@ -233,18 +233,40 @@ def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:
                     text_scan=scan_column(ids_file.ids, ID_FORMULA_START, FIRST_FEW))
 
 
+def _label_column(out: LabelFile, rules: ColumnRules) -> tuple[int, list[tuple[int, str]], ColumnScan]:
+    """The labels outside the classes (count, first rows) and their text scan; class codes when all are classes."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from generator.audit.idsets import arrow_strings, ints
+
+    labels = out.labels
+    if rules.classes is None:
+        return 0, [], scan_column(labels, FORMULA_START, FIRST_FEW)
+    # One lookup in the few classes gives each label's class code, and null for an unknown label.
+    classes = tuple(sorted(rules.classes))
+    codes = pc.index_in(labels, value_set=arrow_strings(classes))
+    n_bad_labels = codes.null_count
+    if not n_bad_labels:
+        out.label_codes, out.label_classes = ints(codes).astype(np.int64), classes
+        return 0, [], ColumnScan()
+    outside = pc.indices_nonzero(pc.is_null(codes))
+    rows = ints(outside.slice(0, FIRST_FEW))
+    bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in rows]
+    # A label that is a declared class is checked once, in protocol.json's classes; only the others.
+    return n_bad_labels, bad_labels, scan_column(labels.take(outside), FORMULA_START, FIRST_FEW).shifted(ints(outside))
+
+
 def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severity,
                 known: KnownIds | None = None, threads: bool = False) -> LabelFile | None:
     """pyarrow parsing with the column rules applied column-wise; None when the file needs the reference reader.
 
     `threads`: parse on pyarrow's threads (for a file read alone; prediction files are read two at a time).
     """
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from generator.audit.idsets import arrow_strings, ints
 
     if not _fast_eligible(data, rules):
         return None
@@ -273,27 +295,10 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
         id_scan = scan_column(ids, ID_FORMULA_START, FIRST_FEW)
     out.bad_id_summary = (n_bad_ids, tuple(first))
     bad_ids = [(i + 2, ids[i].as_py()) for i in first]
-    n_bad_labels, bad_labels = 0, []
-    label_scan: ColumnScan | None = None
+    n_bad_labels, bad_labels, label_scan = 0, list[tuple[int, str]](), None
     if "label" in rules.columns:
-        labels = table.column("label").combine_chunks()
-        out.labels = labels
-        if rules.classes is not None:
-            # One lookup in the few classes gives each label's class code, and null for an unknown label.
-            classes = tuple(sorted(rules.classes))
-            codes = pc.index_in(labels, value_set=arrow_strings(classes))
-            n_bad_labels = codes.null_count
-            if n_bad_labels:
-                outside = pc.indices_nonzero(pc.is_null(codes))
-                rows = ints(outside.slice(0, FIRST_FEW))
-                bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in rows]
-                # A label that is a declared class is checked once, in protocol.json's classes; only the others.
-                label_scan = scan_column(labels.take(outside), FORMULA_START, FIRST_FEW).shifted(ints(outside))
-            else:
-                out.label_codes, out.label_classes = ints(codes).astype(np.int64), classes
-                label_scan = ColumnScan()
-        else:
-            label_scan = scan_column(labels, FORMULA_START, FIRST_FEW)
+        out.labels = table.column("label").combine_chunks()
+        n_bad_labels, bad_labels, label_scan = _label_column(out, rules)
     _aggregate(out, severity, rules, [], bad_ids, n_bad_ids, bad_labels, n_bad_labels)
     _text_findings(out, severity, id_scan, label_scan, lambda r: ids[r].as_py(),
                    (lambda r: out.labels[r].as_py()) if out.labels is not None else None)

@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.audit import idsets
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.grid import row_outcome
 from generator.audit.readers.predictions import LabelFile
-from generator.audit.recompute.metrics import compute_metric, metric_from_codes, quality_rule_holds
+from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
+from generator.core.metrics import compute_metric, metric_from_codes, quality_rule_holds
 
 FIRST_FEW = 5
-# Claimed quality values are usually rounded; a claim within this distance agrees.
-QUALITY_TOLERANCE = 5e-4
 
 
 @dataclass
@@ -118,7 +117,7 @@ def assess_run_reference(expected: list[str], reference: dict[str, str], labels:
     acc.ids_match = not dups and not missing and not extra
     if acc.ids_match and acc.format_valid and expected:
         values = labels.labels.to_pylist() if hasattr(labels.labels, "to_pylist") else labels.labels
-        by_id = dict(zip(ids, values))
+        by_id = dict(zip(ids, values, strict=False))
         acc.quality_value = compute_metric(metric, [reference[i] for i in expected], [by_id[i] for i in expected])
     _rule(acc, protocol)
     return acc
@@ -126,9 +125,9 @@ def assess_run_reference(expected: list[str], reference: dict[str, str], labels:
 
 def _mismatch(grid_file: str, line: int, column: str, claimed: Any, recomputed: Any, message: str,
               fix: str, code: str | None = None) -> Finding:
-    return Finding(code=code or f"{column.replace('_', '-')}-mismatch", severity=Severity.ERROR, file=grid_file,
-                   line=line, field=column, value=claimed, claimed=claimed, recomputed=recomputed,
-                   rule="claimed cells must agree with the recomputation from the evidence", fix=fix, message=message)
+    return make_finding(code or f"{column.replace('_', '-')}-mismatch", Severity.ERROR, grid_file, message, line=line,
+                        field=column, claimed=claimed, recomputed=recomputed,
+                        rule="claimed cells must agree with the recomputation from the evidence", fix=fix)
 
 
 def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: dict[str, Any],
@@ -136,7 +135,8 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
     """Compare the row's claimed acceptance cells with the recomputation."""
     out: list[Finding] = []
     q = protocol["quality"]
-    registered = {"quality_metric": q["metric"], "quality_threshold": q["threshold"], "quality_tolerance": q["tolerance"]}
+    registered = {"quality_metric": q["metric"], "quality_threshold": q["threshold"],
+                  "quality_tolerance": q["tolerance"]}
     for column, value in registered.items():
         claimed = row.get(column)
         if claimed is not None and claimed != value:
@@ -169,7 +169,8 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, None,
                              "quality_value is claimed but cannot be computed: the ID set or the format is not valid",
                              "leave quality_value empty for a run whose predictions are incomplete or invalid"))
-    elif claimed_q is not None and acc.quality_value is not None and abs(claimed_q - acc.quality_value) > QUALITY_TOLERANCE:
+    elif claimed_q is not None and acc.quality_value is not None \
+            and abs(claimed_q - acc.quality_value) > QUALITY_TOLERANCE:
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, round(acc.quality_value, 6),
                              f"quality_value claims {claimed_q}, the predictions give {acc.quality_value:.6f}",
                              "recompute the metric from the prediction file against the reference"))
@@ -181,12 +182,12 @@ def failed_run_findings(row: dict[str, Any], line: int, grid_file: str) -> list[
     outcome = row_outcome(row.get("notes"))
     if not outcome.failed or row.get("corpus_accepted") is not True:
         return []
-    return [Finding(code="failed-run-accepted", severity=Severity.ERROR, file=grid_file, line=line,
-                    field="corpus_accepted", value=True, claimed=True, recomputed=False,
-                    rule="a failed run is kept as a failure observation, never an accepted result",
-                    fix="write corpus_accepted false for a run whose notes say outcome=" + outcome.status,
-                    message=f"a run declared outcome={outcome.status} claims corpus_accepted true: an interrupted "
-                            "or failed run is never an accepted corpus")]
+    return [make_finding("failed-run-accepted", Severity.ERROR, grid_file,
+                         f"a run declared outcome={outcome.status} claims corpus_accepted true: an interrupted "
+                         "or failed run is never an accepted corpus", line=line, field="corpus_accepted",
+                         claimed=True, recomputed=False,
+                         rule="a failed run is kept as a failure observation, never an accepted result",
+                         fix="write corpus_accepted false for a run whose notes say outcome=" + outcome.status)]
 
 
 def completed_findings(row: dict[str, Any], line: int, acc: Acceptance, grid_file: str) -> list[Finding]:
@@ -198,10 +199,10 @@ def completed_findings(row: dict[str, Any], line: int, acc: Acceptance, grid_fil
     n = outcome.completed
 
     def finding(recomputed: int, message: str, fix: str) -> Finding:
-        return Finding(code="completed-count-mismatch", severity=Severity.ERROR, file=grid_file, line=line,
-                       field="notes", value=n, claimed=n, recomputed=recomputed,
-                       rule="completed=N counts the items a failed run processed, kept in its partial file",
-                       fix=fix, message=message)
+        return make_finding("completed-count-mismatch", Severity.ERROR, grid_file, message, line=line, field="notes",
+                            claimed=n, recomputed=recomputed,
+                            rule="completed=N counts the items a failed run processed, kept in its partial file",
+                            fix=fix)
 
     # Without a file the count cannot be recomputed; a missing file with completed > 0 is its own finding.
     if acc.file_present and acc.observed_ids != n:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 from typing import Any
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.grid import row_key
 
+E = Severity.ERROR
 # Columns that must be identical across an experiment, except the declared variable.
 SHARED_COLUMNS = (
     "corpus_revision", "model_revision", "tokenizer_revision", "seed", "precision", "batch", "context",
@@ -19,58 +19,68 @@ SHARED_COLUMNS = (
 FIXED_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision", "precision", "batch", "context", "seed")
 
 
-def _f(code: str, file: str, line: int | None, column: str | None, message: str, fix: str, *,
-       claimed: Any = None, recomputed: Any = None, rule: str) -> Finding:
-    return Finding(code=code, severity=Severity.ERROR, file=file, line=line, field=column, value=claimed,
-                   claimed=claimed, recomputed=recomputed, rule=rule, fix=fix, message=message)
-
-
-def check_experiment(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], grid_file: str) -> list[Finding]:
-    """Rules across the rows of one experiment (rows already restricted to it, with their lines)."""
+def _row_findings(exp: dict[str, Any], row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+    """One row against its experiment: the variant's value, the fixed values, the warm-up and the package."""
     out: list[Finding] = []
     variable = exp["variable"]
-    values = {v["id"]: v["value"] for v in exp["variants"]}
-    for row, line in rows:
-        registered = values.get(row["variant_id"])
-        claimed = row.get(variable)
-        if registered is not None and claimed is not None and str(claimed) != str(registered):
-            out.append(_f("variant-value-mismatch", grid_file, line, variable,
-                          f"variant {row['variant_id']!r} is registered with {variable} {registered!r}, this row ran "
-                          f"{variable} {claimed!r}",
-                          "keep the failed attempt under its own variant; a changed setting is a new declared variant",
-                          claimed=claimed, recomputed=registered, rule="a variant's rows all apply its registered value"))
-        for column in FIXED_COLUMNS:
-            if column == variable or exp["fixed"].get(column) is None:
-                continue
-            fixed = exp["fixed"][column]
-            if row.get(column) is not None and str(row[column]) != str(fixed):
-                out.append(_f("fixed-value-mismatch", grid_file, line, column,
-                              f"{column} {row[column]!r} differs from the value held fixed, {fixed!r}",
-                              "only the declared variable may change; study other changes in a separate experiment",
-                              claimed=row[column], recomputed=fixed, rule="protocol experiments[].fixed"))
-        if row.get("phase") == "warm" and row.get("warmup_iterations") is not None \
-                and row["warmup_iterations"] != exp["warmup"]["iterations"]:
-            out.append(_f("warmup-mismatch", grid_file, line, "warmup_iterations",
-                          f"{row['warmup_iterations']} warm-up iterations where the protocol registers "
-                          f"{exp['warmup']['iterations']}",
-                          "apply the same registered warm-up to every variant",
-                          claimed=row["warmup_iterations"], recomputed=exp["warmup"]["iterations"],
-                          rule="the warm-up rule is identical for all variants"))
-        if row.get("phase") == "cold" and row.get("warmup_iterations") not in (None, 0):
-            # A cold run is the first pass after loading: warmed up, it is a warm run filed as cold.
-            out.append(_f("warmup-mismatch", grid_file, line, "warmup_iterations",
-                          f"a cold run with {row['warmup_iterations']} warm-up iterations: the cold run is the first "
-                          "pass after loading, before any warm-up",
-                          "write 0 for a cold run, or file a warmed-up run as warm",
-                          claimed=row["warmup_iterations"], recomputed=0,
-                          rule="loading, first pass and warmed-up passes are kept apart"))
-        rental = exp["rental"]
-        for column in ("duration_days", "lots"):
-            if row.get(column) is not None and row[column] != rental[column]:
-                out.append(_f("package-mismatch", grid_file, line, column,
-                              f"{column} {row[column]} differs from the rented package ({rental[column]})",
-                              "report the package actually committed, as registered",
-                              claimed=row[column], recomputed=rental[column], rule="protocol experiments[].rental"))
+    registered = {v["id"]: v["value"] for v in exp["variants"]}.get(row["variant_id"])
+    claimed = row.get(variable)
+    if registered is not None and claimed is not None and str(claimed) != str(registered):
+        out.append(make_finding("variant-value-mismatch", E, grid_file,
+                                f"variant {row['variant_id']!r} is registered with {variable} {registered!r}, this "
+                                f"row ran {variable} {claimed!r}", line=line, field=variable, claimed=claimed,
+                                recomputed=registered, rule="a variant's rows all apply its registered value",
+                                fix="keep the failed attempt under its own variant; a changed setting is a new "
+                                    "declared variant"))
+    for column in FIXED_COLUMNS:
+        if column == variable or exp["fixed"].get(column) is None:
+            continue
+        fixed = exp["fixed"][column]
+        if row.get(column) is not None and str(row[column]) != str(fixed):
+            out.append(make_finding("fixed-value-mismatch", E, grid_file,
+                                    f"{column} {row[column]!r} differs from the value held fixed, {fixed!r}",
+                                    line=line, field=column, claimed=row[column], recomputed=fixed,
+                                    rule="protocol experiments[].fixed",
+                                    fix="only the declared variable may change; study other changes in a separate "
+                                        "experiment"))
+    out.extend(_warmup_findings(exp, row, line, grid_file))
+    rental = exp["rental"]
+    for column in ("duration_days", "lots"):
+        if row.get(column) is not None and row[column] != rental[column]:
+            out.append(make_finding("package-mismatch", E, grid_file,
+                                    f"{column} {row[column]} differs from the rented package ({rental[column]})",
+                                    line=line, field=column, claimed=row[column], recomputed=rental[column],
+                                    rule="protocol experiments[].rental",
+                                    fix="report the package actually committed, as registered"))
+    return out
+
+
+def _warmup_findings(exp: dict[str, Any], row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+    """A warm run applies the registered warm-up; a cold run has none."""
+    iterations = exp["warmup"]["iterations"]
+    if row.get("phase") == "warm" and row.get("warmup_iterations") is not None \
+            and row["warmup_iterations"] != iterations:
+        return [make_finding("warmup-mismatch", E, grid_file,
+                             f"{row['warmup_iterations']} warm-up iterations where the protocol registers "
+                             f"{iterations}", line=line, field="warmup_iterations",
+                             claimed=row["warmup_iterations"], recomputed=iterations,
+                             rule="the warm-up rule is identical for all variants",
+                             fix="apply the same registered warm-up to every variant")]
+    if row.get("phase") == "cold" and row.get("warmup_iterations") not in (None, 0):
+        # A cold run is the first pass after loading: warmed up, it is a warm run filed as cold.
+        return [make_finding("warmup-mismatch", E, grid_file,
+                             f"a cold run with {row['warmup_iterations']} warm-up iterations: the cold run is the "
+                             "first pass after loading, before any warm-up", line=line, field="warmup_iterations",
+                             claimed=row["warmup_iterations"], recomputed=0,
+                             rule="loading, first pass and warmed-up passes are kept apart",
+                             fix="write 0 for a cold run, or file a warmed-up run as warm")]
+    return []
+
+
+def _shared_findings(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], grid_file: str) -> list[Finding]:
+    """Columns other than the declared variable hold one value across the experiment: the majority's."""
+    out: list[Finding] = []
+    variable = exp["variable"]
     for column in SHARED_COLUMNS:
         if column == variable:
             continue
@@ -80,15 +90,26 @@ def check_experiment(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]]
         majority = seen.most_common(1)[0][0]
         for row, line in rows:
             if row.get(column) is not None and str(row[column]) != majority:
-                out.append(_f("not-comparable", grid_file, line, column,
-                              f"{column} {row[column]!r} differs from the rest of experiment {exp['id']!r} ({majority!r})",
-                              "only the declared variable may differ between the runs of an experiment",
-                              claimed=row[column], recomputed=majority, rule=f"declared variable: {variable}"))
+                out.append(make_finding("not-comparable", E, grid_file,
+                                        f"{column} {row[column]!r} differs from the rest of experiment "
+                                        f"{exp['id']!r} ({majority!r})", line=line, field=column,
+                                        claimed=row[column], recomputed=majority,
+                                        rule=f"declared variable: {variable}",
+                                        fix="only the declared variable may differ between the runs of an "
+                                            "experiment"))
+    return out
+
+
+def check_experiment(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], grid_file: str) -> list[Finding]:
+    """Rules across the rows of one experiment (rows already restricted to it, with their lines)."""
+    out = [f for row, line in rows for f in _row_findings(exp, row, line, grid_file)]
+    out.extend(_shared_findings(exp, rows, grid_file))
     out.extend(_completeness(exp, rows, grid_file))
     return out
 
 
 def _completeness(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], grid_file: str) -> list[Finding]:
+    """Every registered attempt has its row, and no row is beyond the registered attempts."""
     out: list[Finding] = []
     present = {row_key(r)[1:] for r, _ in rows}
     registered = {"warm": exp["runs_per_variant"], "cold": exp["cold_runs_per_variant"]}
@@ -96,20 +117,23 @@ def _completeness(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], g
         for phase, count in registered.items():
             for i in range(1, count + 1):
                 if (variant["id"], phase, i) not in present:
-                    missing = _f("missing-attempt", grid_file, None, "run_index",
-                                 f"no row for {exp['id']}/{variant['id']} {phase} run {i} "
-                                 f"({count} {phase} runs registered)",
-                                 "keep one row per attempted run, failures included; a failed run is kept, "
-                                 "not deleted or replaced", recomputed=i, rule=f"{count} {phase} runs per variant")
                     # No row to point at: the finding names the configuration whose attempt is missing.
-                    out.append(replace(missing, configurations=(f"{exp['id']}/{variant['id']}",)))
+                    out.append(make_finding("missing-attempt", E, grid_file,
+                                            f"no row for {exp['id']}/{variant['id']} {phase} run {i} "
+                                            f"({count} {phase} runs registered)", field="run_index",
+                                            recomputed=i, rule=f"{count} {phase} runs per variant",
+                                            fix="keep one row per attempted run, failures included; a failed run "
+                                                "is kept, not deleted or replaced",
+                                            configurations=(f"{exp['id']}/{variant['id']}",)))
     for row, line in rows:
         limit = registered.get(row["phase"], 0)
         if row["run_index"] > limit:
-            out.append(_f("unregistered-attempt", grid_file, line, "run_index",
-                          f"{row['phase']} run {row['run_index']} exceeds the {limit} registered runs",
-                          "report extra attempts as a new experiment; never rerun to replace a result",
-                          claimed=row["run_index"], recomputed=limit, rule=f"{limit} {row['phase']} runs per variant"))
+            out.append(make_finding("unregistered-attempt", E, grid_file,
+                                    f"{row['phase']} run {row['run_index']} exceeds the {limit} registered runs",
+                                    line=line, field="run_index", claimed=row["run_index"], recomputed=limit,
+                                    rule=f"{limit} {row['phase']} runs per variant",
+                                    fix="report extra attempts as a new experiment; never rerun to replace a "
+                                        "result"))
     return out
 
 
@@ -132,8 +156,10 @@ def rented_gpu_findings(row: dict[str, Any], line: int, grid_file: str, rental_g
     names = [n for n in (rental_gpu, model_name) if n and _tokens(n)]
     if not names or any(all(t in seen for t in _tokens(n)) for n in names):
         return []
-    return [_f("gpu-not-rented", grid_file, line, "gpu_model",
-               f"gpu_model {claimed!r} is not the rented GPU {rental_gpu!r}"
-               f"{f' ({model_name})' if model_name else ''}: the package and its price are for another GPU",
-               "run the experiment on the GPU the protocol rents, or register the rental of the GPU actually used",
-               claimed=claimed, recomputed=rental_gpu, rule="protocol experiments[].rental.gpu is the GPU measured")]
+    return [make_finding("gpu-not-rented", E, grid_file,
+                         f"gpu_model {claimed!r} is not the rented GPU {rental_gpu!r}"
+                         f"{f' ({model_name})' if model_name else ''}: the package and its price are for another GPU",
+                         line=line, field="gpu_model", claimed=claimed, recomputed=rental_gpu,
+                         rule="protocol experiments[].rental.gpu is the GPU measured",
+                         fix="run the experiment on the GPU the protocol rents, or register the rental of the GPU "
+                             "actually used")]

@@ -9,7 +9,9 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from generator.core.errors import UsageError
+from generator.audit.recompute.model import CostPerResult, Coverage, PackageCover
+from generator.core.errors import LocalTimeError, QuoteError
+from generator.core.money import usd_amount
 
 PACKAGE_DAYS = (3, 7, 30)
 
@@ -47,24 +49,21 @@ def package_total(tariff: Tariff, lots: int) -> int:
 
 
 def usd(cents: int | Decimal) -> str:
-    """Cents as a USD amount with two decimals, exact at any size: 207100 -> "2071.00"."""
-    with localcontext() as ctx:
-        ctx.prec = max(28, len(str(cents)) + 4)
-        value = (Decimal(cents) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-        return f"{value:.2f}"
+    """Cents as a USD amount with two decimals, exact at any size: 207100 -> "2071.00" (generator.core.money)."""
+    return usd_amount(cents)
 
 
-def per_result(total_usd_minor: int, accepted_results: int | None) -> dict[str, Any]:
+def per_result(total_usd_minor: int, accepted_results: int | None) -> CostPerResult:
     """Cost per accepted result; undefined (with the reason) without a positive count of accepted results."""
     if accepted_results is None:
-        return {"usd_minor": None, "undefined_reason": "no count of accepted results was given: only the package cost"}
+        return CostPerResult(None, "no count of accepted results was given: only the package cost")
     if accepted_results <= 0:
-        return {"usd_minor": None, "undefined_reason": "no corpus was accepted: the cost per result is undefined, "
-                                                      "the committed package remains"}
+        return CostPerResult(None, "no corpus was accepted: the cost per result is undefined, the committed "
+                                   "package remains")
     with localcontext() as ctx:
         ctx.prec = max(28, len(str(total_usd_minor)) + 4)  # exact whatever the size of the total
         exact = Decimal(total_usd_minor) / Decimal(accepted_results)
-        return {"usd_minor": str(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), "undefined_reason": None}
+        return CostPerResult(str(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), None)
 
 
 def parse_local(text: str, tz: str) -> datetime:
@@ -72,13 +71,13 @@ def parse_local(text: str, tz: str) -> datetime:
     try:
         zone = ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
-        raise UsageError(f"{tz!r} is not an IANA time zone; use a name such as Europe/Paris or UTC") from None
+        raise LocalTimeError(f"{tz!r} is not an IANA time zone; use a name such as Europe/Paris or UTC") from None
     try:
         naive = datetime.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"{text!r} is not a local date-time; write YYYY-MM-DDTHH:MM") from None
+        raise LocalTimeError(f"{text!r} is not a local date-time; write YYYY-MM-DDTHH:MM") from None
     if naive.tzinfo is not None:
-        raise UsageError(f"{text!r} carries an offset; give local wall-clock time and the time zone separately")
+        raise LocalTimeError(f"{text!r} carries an offset; give local wall-clock time and the time zone separately")
     return naive.replace(tzinfo=zone)
 
 
@@ -111,7 +110,7 @@ def local_time_issue(text: str, tz: str) -> LocalTimeIssue | None:
             return LocalTimeIssue("nonexistent", offsets, back.replace(tzinfo=None).isoformat(timespec="minutes"))
         instants = [d.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ") for d in (first, second)]
         return LocalTimeIssue("ambiguous", offsets, " or ".join(instants))
-    except (UsageError, OverflowError, ValueError):
+    except (LocalTimeError, OverflowError, ValueError):
         return None
 
 
@@ -132,44 +131,49 @@ def window_hours(start: str, end: str, tz: str, *, strict: bool = False) -> Deci
     for text in (start, end) if strict else ():
         issue = local_time_issue(text, tz)
         if issue is not None and issue.kind == "nonexistent":
-            raise UsageError(f"{text} does not exist in {tz} (the clocks jump from {issue.utc_offsets[0]} to "
-                             f"{issue.utc_offsets[1]}); give a time outside the gap, such as {issue.read_as}")
+            raise LocalTimeError(f"{text} does not exist in {tz} (the clocks jump from {issue.utc_offsets[0]} to "
+                                 f"{issue.utc_offsets[1]}); give a time outside the gap, such as {issue.read_as}")
         if issue is not None:
-            raise UsageError(f"{text} occurs twice in {tz} ({issue.read_as}); give a time outside the repeated "
-                             "hour, or the window in UTC with --timezone UTC")
+            raise LocalTimeError(f"{text} occurs twice in {tz} ({issue.read_as}); give a time outside the repeated "
+                                 "hour, or the window in UTC (time zone UTC)")
     try:
         seconds = (b.astimezone(UTC) - a.astimezone(UTC)).total_seconds()
     except OverflowError:
-        raise UsageError(f"{start} or {end} lies outside the range of dates that can be placed in {tz}") from None
+        raise LocalTimeError(f"{start} or {end} lies outside the range of dates that can be placed in {tz}") from None
     return Decimal(int(seconds)) / 3600
 
 
-def covering_packages(hours: Decimal) -> dict[str, Any]:
+def coverage(hours: Decimal) -> Coverage:
     """Which of the 3-, 7- and 30-day packages cover the window; beyond 30 days, the explicit extra periods."""
-    packages = [{"days": d, "hours": d * 24, "covers": hours <= d * 24} for d in PACKAGE_DAYS]
-    smallest = next((p["days"] for p in packages if p["covers"]), None)
+    packages = tuple(PackageCover(days=d, hours=d * 24, covers=hours <= d * 24) for d in PACKAGE_DAYS)
+    smallest = next((p.days for p in packages if p.covers), None)
     extra = None
     if smallest is None:
         periods = math.ceil(hours / 720)
         extra = periods - 1
     shown = hours.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
     text = f"{shown:f}".rstrip("0").rstrip(".") if "." in f"{shown:f}" else f"{shown:f}"
-    return {"hours": text,
-            "packages": packages, "smallest_covering_days": smallest, "extra_30_day_periods": extra}
+    return Coverage(hours=text, packages=packages, smallest_covering_days=smallest, extra_30_day_periods=extra)
+
+
+def covering_packages(hours: Decimal) -> dict[str, Any]:
+    """coverage() as the JSON-ready dictionary the `cost` command prints from."""
+    return coverage(hours).to_json_dict()
 
 
 def quote(tariff: Tariff, lots: int, accepted_results: int | None) -> dict[str, Any]:
     """The `cost` command's result: the package total, GPUs covered and, if given a count, cost per result."""
     if lots < 1:
-        raise UsageError("--lots must be a positive whole number")
+        raise QuoteError(f"the number of lots must be a positive whole number, not {lots}")
     if accepted_results is not None and accepted_results < 1:
-        raise UsageError("--accepted-results must be a positive whole number of distinct accepted results; "
-                         "0 is refused (the cost per result would be undefined): leave the option out instead")
+        raise QuoteError(f"the number of accepted results must be a positive whole number of distinct accepted "
+                         f"results, not {accepted_results}; 0 is refused (the cost per result would be "
+                         "undefined): give no count instead, for the package cost alone")
     total = package_total(tariff, lots)
     return {
         "gpu": tariff.gpu, "model_name": tariff.model_name, "duration_days": tariff.duration_days, "lots": lots,
         "gpus_per_lot": tariff.gpus_per_lot, "gpus": tariff.gpus_per_lot * lots,
         "price_per_lot_usd_minor": tariff.price_per_lot_usd_minor, "total_usd_minor": total,
         "price_status": tariff.price_status, "snapshot_date": tariff.snapshot_date,
-        "accepted_results": accepted_results, "per_result": per_result(total, accepted_results),
+        "accepted_results": accepted_results, "per_result": per_result(total, accepted_results).to_json_dict(),
     }

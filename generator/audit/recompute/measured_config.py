@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 
 CODE = "measurement-config-mismatch"
+E = Severity.ERROR
 # Grid column -> the measurement's configuration key holding the same setting.
 CONFIG_KEYS = {"batch": "batch", "precision": "dtype", "context": "context", "seed": "seed"}
 # Spellings of one precision; the measurement writes torch dtype names, a grid or protocol may abbreviate.
@@ -17,12 +18,6 @@ _PRECISION = {"fp32": "float32", "float": "float32", "float32": "float32", "fp16
 def _norm(column: str, value: Any) -> str:
     text = str(value).strip()
     return _PRECISION.get(text.lower(), text) if column == "precision" else text
-
-
-def _f(file: str, line: int | None, field: str, message: str, fix: str, rule: str, *, claimed: Any,
-       recomputed: Any) -> Finding:
-    return Finding(code=CODE, severity=Severity.ERROR, file=file, line=line, field=field, value=claimed,
-                   claimed=claimed, recomputed=recomputed, rule=rule, fix=fix, message=message)
 
 
 def registered_value(exp: dict[str, Any], variant: dict[str, Any], column: str) -> Any:
@@ -45,33 +40,35 @@ def file_findings(doc: dict[str, Any], doc_file: str, exp: dict[str, Any], varia
     if env.get("gpu_available") is False and counted:
         # An absent GPU is no measurement of bytes: a file that saw none cannot vouch for GPU memory counters
         # (a CPU test run, with its counters empty, is not such a claim).
-        out.append(Finding(code="measurement-without-gpu", severity=Severity.ERROR, file=doc_file, line=None,
-                           field="/environment/gpu_available", value=False, claimed=False, recomputed=None,
-                           rule="a measurement is made on the GPU it names; without one there is nothing measured",
-                           fix=f"measure {name} on its GPU again; never copy figures into a file that saw no GPU",
-                           message=f"{doc_file} says no GPU was available "
-                                   f"({env.get('unavailable_reason') or 'no reason given'}), yet {name} rests on it"))
+        out.append(make_finding("measurement-without-gpu", Severity.ERROR, doc_file,
+                                f"{doc_file} says no GPU was available "
+                                f"({env.get('unavailable_reason') or 'no reason given'}), yet {name} rests on it",
+                                field="/environment/gpu_available", claimed=False,
+                                rule="a measurement is made on the GPU it names; without one there is nothing measured",
+                                fix=f"measure {name} on its GPU again; never copy figures into a file that saw no GPU"))
     run = doc.get("run") or {}
     for key, expected in (("experiment_id", exp["id"]), ("variant_id", variant["id"])):
         if run.get(key) is not None and run[key] != expected:
-            out.append(_f(doc_file, None, f"/run/{key}", f"{doc_file} describes {key} {run[key]!r}, but the protocol "
-                          f"links it to {name}", fix, "a measurement file describes the variant it is linked to",
-                          claimed=run[key], recomputed=expected))
+            out.append(make_finding(CODE, E, doc_file,
+                                    f"{doc_file} describes {key} {run[key]!r}, but the protocol links it to "
+                                    f"{name}", field=f"/run/{key}", claimed=run[key], recomputed=expected,
+                                    rule="a measurement file describes the variant it is linked to", fix=fix))
     for column, key in CONFIG_KEYS.items():
         expected, measured = registered_value(exp, variant, column), config.get(key)
         if expected is None or measured is None or _norm(column, measured) == _norm(column, expected):
             continue
         origin = "the variant's registered value" if exp["variable"] == column else "the value held fixed"
-        out.append(_f(doc_file, None, f"/configuration/{key}", f"{doc_file} was measured with {key} {measured!r}; "
-                      f"{name} registers {column} {expected!r} ({origin})", fix,
-                      f"protocol experiments[{exp['id']}]: {column}", claimed=measured, recomputed=expected))
+        out.append(make_finding(CODE, E, doc_file, f"{doc_file} was measured with {key} {measured!r}; {name} registers "
+                                f"{column} {expected!r} ({origin})", field=f"/configuration/{key}", claimed=measured,
+                                recomputed=expected, rule=f"protocol experiments[{exp['id']}]: {column}", fix=fix))
     for key, expected, what in (("repeats", exp["runs_per_variant"], "runs_per_variant"),
                                 ("warmup", exp["warmup"]["iterations"], "warmup.iterations")):
         measured = config.get(key)
         if measured is not None and measured != expected:
-            out.append(_f(doc_file, None, f"/configuration/{key}", f"{doc_file} declares {key} {measured}, where "
-                          f"experiment {exp['id']!r} registers {what} {expected}", fix,
-                          f"protocol experiments[{exp['id']}].{what}", claimed=measured, recomputed=expected))
+            out.append(make_finding(CODE, E, doc_file,
+                                    f"{doc_file} declares {key} {measured}, where experiment {exp['id']!r} "
+                                    f"registers {what} {expected}", field=f"/configuration/{key}", claimed=measured,
+                                    recomputed=expected, rule=f"protocol experiments[{exp['id']}].{what}", fix=fix))
     return out
 
 
@@ -84,24 +81,30 @@ def row_findings(row: dict[str, Any], line: int, grid_file: str, doc: dict[str, 
     for column, key in CONFIG_KEYS.items():
         claimed, measured = row.get(column), config.get(key)
         if claimed is not None and measured is not None and _norm(column, claimed) != _norm(column, measured):
-            out.append(_f(grid_file, line, column, f"{column} {claimed!r} differs from {doc_file}, measured with "
-                          f"{key} {measured!r}", fix, rule, claimed=claimed, recomputed=measured))
+            out.append(make_finding(CODE, E, grid_file,
+                                    f"{column} {claimed!r} differs from {doc_file}, measured with {key} "
+                                    f"{measured!r}", line=line, field=column, claimed=claimed, recomputed=measured,
+                                    rule=rule, fix=fix))
     run = doc.get("run") or {}
     for column in ("experiment_id", "variant_id"):
         if run.get(column) is not None and row.get(column) is not None and run[column] != row[column]:
-            out.append(_f(grid_file, line, column, f"{column} {row[column]!r}: the measurement linked to this "
-                          f"variant, {doc_file}, describes {run[column]!r}", fix, rule,
-                          claimed=row[column], recomputed=run[column]))
+            out.append(make_finding(CODE, E, grid_file,
+                                    f"{column} {row[column]!r}: the measurement linked to this variant, "
+                                    f"{doc_file}, describes {run[column]!r}", line=line, field=column,
+                                    claimed=row[column], recomputed=run[column], rule=rule, fix=fix))
     if row.get("phase") != "warm":
         return out
     warmup = config.get("warmup")
     if row.get("warmup_iterations") is not None and warmup is not None and row["warmup_iterations"] != warmup:
-        out.append(_f(grid_file, line, "warmup_iterations", f"warmup_iterations {row['warmup_iterations']} differs "
-                      f"from {doc_file}, warmed up {warmup} times", fix, rule,
-                      claimed=row["warmup_iterations"], recomputed=warmup))
+        out.append(make_finding(CODE, E, grid_file,
+                                f"warmup_iterations {row['warmup_iterations']} differs from {doc_file}, "
+                                f"warmed up {warmup} times", line=line, field="warmup_iterations",
+                                claimed=row["warmup_iterations"], recomputed=warmup, rule=rule, fix=fix))
     repeats, index = config.get("repeats"), row.get("run_index")
     if isinstance(repeats, int) and isinstance(index, int) and index > repeats:
-        out.append(_f(grid_file, line, "run_index", f"warm run {index}: {doc_file} declares only {repeats} "
-                      "repeats, so no measurement describes this run", "measure every registered warm run; a row "
-                      "without its measurement is not evidence", rule, claimed=index, recomputed=repeats))
+        out.append(make_finding(CODE, E, grid_file,
+                                f"warm run {index}: {doc_file} declares only {repeats} repeats, so no "
+                                "measurement describes this run", line=line, field="run_index", claimed=index,
+                                recomputed=repeats, rule=rule,
+                                fix="measure every registered warm run; a row without its measurement is not evidence"))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.grid import row_outcome
 
 PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"), ("final_allocated_bytes", "final_reserved_bytes"),
@@ -12,12 +12,7 @@ PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"), ("final_alloca
 PEAKS = (("baseline_allocated_bytes", "peak_allocated_bytes"), ("baseline_reserved_bytes", "peak_reserved_bytes"))
 ROW_COLUMNS = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")
 PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup")
-
-
-def _f(code: str, file: str, line: int | None, field: str | None, message: str, fix: str, rule: str, *,
-       claimed: Any = None, recomputed: Any = None) -> Finding:
-    return Finding(code=code, severity=Severity.ERROR, file=file, line=line, field=field, value=claimed,
-                   claimed=claimed, recomputed=recomputed, rule=rule, fix=fix, message=message)
+E = Severity.ERROR
 
 
 def invariant_findings(record: dict[str, Any], file: str, line: int | None, where: str) -> list[Finding]:
@@ -26,17 +21,18 @@ def invariant_findings(record: dict[str, Any], file: str, line: int | None, wher
     for alloc, res in PAIRS:
         a, r = record.get(alloc), record.get(res)
         if a is not None and r is not None and a > r:
-            out.append(_f("allocated-exceeds-reserved", file, line, f"{where}{alloc}",
-                          f"{alloc} {a} exceeds {res} {r}: allocated is part of reserved",
-                          "report the allocator's counters as read; never add allocated to reserved",
-                          "allocated <= reserved", claimed=a, recomputed=r))
+            out.append(make_finding("allocated-exceeds-reserved", E, file,
+                                    f"{alloc} {a} exceeds {res} {r}: allocated is part of reserved", line=line,
+                                    field=f"{where}{alloc}", claimed=a, recomputed=r, rule="allocated <= reserved",
+                                    fix="report the allocator's counters as read; never add allocated to reserved"))
     for base, peak in PEAKS:
         b, p = record.get(base), record.get(peak)
         if b is not None and p is not None and p < b:
-            out.append(_f("peak-below-baseline", file, line, f"{where}{peak}",
-                          f"{peak} {p} is below {base} {b}: an absolute peak cannot be lower than the baseline",
-                          "record the absolute peak after resetting the peak statistics", "peak >= baseline",
-                          claimed=p, recomputed=b))
+            out.append(make_finding("peak-below-baseline", E, file,
+                                    f"{peak} {p} is below {base} {b}: an absolute peak cannot be lower than the "
+                                    "baseline", line=line, field=f"{where}{peak}", claimed=p, recomputed=b,
+                                    rule="peak >= baseline",
+                                    fix="record the absolute peak after resetting the peak statistics"))
     return out
 
 
@@ -48,16 +44,19 @@ def check_measurement(doc: dict[str, Any], file: str) -> list[Finding]:
     head = [n for n in names if n != "warm_forward"]
     failed_at = next((i for i, p in enumerate(phases) if p["status"] == "failed"), None)
     if failed_at is None and tuple(head) != PHASE_ORDER:
-        out.append(_f("phase-order", file, None, "/phases", f"phases are {head}, expected {list(PHASE_ORDER)} "
-                      "then one warm_forward per repeat", "write the phases in the Lab's order",
-                      "model_load, inputs, cold_forward, warmup, warm_forward x repeats", claimed=head))
+        out.append(make_finding("phase-order", E, file, f"phases are {head}, expected {list(PHASE_ORDER)} "
+                                "then one warm_forward per repeat", field="/phases", claimed=head,
+                                rule="model_load, inputs, cold_forward, warmup, warm_forward x repeats",
+                                fix="write the phases in the Lab's order"))
     repeats = doc["configuration"]["repeats"]
     warm = [p.get("repeat") for p in phases if p["phase"] == "warm_forward"]
     if failed_at is None and warm != list(range(1, repeats + 1)):
-        out.append(_f("warm-rows-mismatch", file, None, "/phases",
-                      f"{len(warm)} warm_forward rows (repeats {warm}) where configuration.repeats is {repeats}",
-                      "write one warm_forward row per declared repeat, numbered 1..repeats",
-                      "one warm_forward row per repeat", claimed=len(warm), recomputed=repeats))
+        out.append(make_finding("warm-rows-mismatch", E, file,
+                                f"{len(warm)} warm_forward rows (repeats {warm}) where configuration.repeats is "
+                                f"{repeats}",
+                                field="/phases", claimed=len(warm), recomputed=repeats,
+                                rule="one warm_forward row per repeat",
+                                fix="write one warm_forward row per declared repeat, numbered 1..repeats"))
     elif failed_at is not None:
         out.extend(_warm_rows_after_failure(phases, failed_at, warm, repeats, file))
     for i, phase in enumerate(phases):
@@ -78,13 +77,16 @@ def _warm_rows_after_failure(phases: list[dict[str, Any]], failed_at: int, warm:
     if warm == list(range(1, len(warm) + 1)) and len(warm) <= repeats and len(warm) >= (reached or 0):
         return []
     expected = f"1..{reached}" if reached else "none required"
-    return [_f("warm-rows-mismatch", file, None, "/phases",
-               f"warm_forward rows are repeats {warm} where phase {failed_at} ({failed['phase']}"
-               f"{f' repeat {reached}' if reached else ''}) failed: every repeat attempted up to the failure needs "
-               f"its row ({expected}), numbered without gaps up to configuration.repeats {repeats}",
-               "keep one warm_forward row per attempted repeat, the failed one included; never drop or renumber a "
-               "repeat", "one warm_forward row per attempted repeat, up to the failure", claimed=warm,
-               recomputed=list(range(1, max(reached or 0, len(warm)) + 1))[:repeats])]
+    return [make_finding("warm-rows-mismatch", E, file,
+                         f"warm_forward rows are repeats {warm} where phase {failed_at} ({failed['phase']}"
+                         f"{f' repeat {reached}' if reached else ''}) failed: every repeat attempted up to the "
+                         f"failure needs its row ({expected}), numbered without gaps up to configuration.repeats "
+                         f"{repeats}",
+                         field="/phases", claimed=warm,
+                         recomputed=list(range(1, max(reached or 0, len(warm)) + 1))[:repeats],
+                         rule="one warm_forward row per attempted repeat, up to the failure",
+                         fix="keep one warm_forward row per attempted repeat, the failed one included; never drop "
+                             "or renumber a repeat")]
 
 
 def phase_for_row(doc: dict[str, Any], phase: str, run_index: int) -> dict[str, Any] | None:
@@ -97,17 +99,19 @@ def phase_for_row(doc: dict[str, Any], phase: str, run_index: int) -> dict[str, 
     return None
 
 
-def agreement_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict[str, Any], doc_file: str) -> list[Finding]:
+def agreement_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict[str, Any],
+                       doc_file: str) -> list[Finding]:
     """A grid row and the measurement phase describing the same run must report the same figures."""
     out: list[Finding] = []
     for column in ROW_COLUMNS:
         claimed, measured = row.get(column), phase.get(column)
         if claimed == 0 and measured is None and column in phase:
             # null in the measurement is "not measured"; a 0 in the grid would turn it into a real zero.
-            out.append(_f("zero-not-measured", grid_file, line, column,
-                          f"{column} is 0 where {doc_file} says not measured (null): an empty cell means not "
-                          "recorded, 0 means a real zero", "leave the cell empty and say in notes why it was not "
-                          "measured", "an empty cell is never written as 0", claimed=0, recomputed=None))
+            out.append(make_finding("zero-not-measured", E, grid_file,
+                                    f"{column} is 0 where {doc_file} says not measured (null): an empty cell means not "
+                                    "recorded, 0 means a real zero", line=line, field=column, claimed=0,
+                                    recomputed=None, rule="an empty cell is never written as 0",
+                                    fix="leave the cell empty and say in notes why it was not measured"))
             continue
         if claimed is None or measured is None or claimed == measured:
             continue
@@ -120,10 +124,10 @@ def agreement_findings(row: dict[str, Any], line: int, grid_file: str, phase: di
                 phase.get("peak_allocated_bytes") is not None and \
                 claimed == phase["peak_reserved_bytes"] - phase["peak_allocated_bytes"]:
             hint = " (the two peaks were subtracted: they may occur at different moments, never subtract them)"
-        out.append(_f("memory-disagrees", grid_file, line, column,
-                      f"{column} {claimed} disagrees with {doc_file} ({measured}){hint}",
-                      "copy the counters from the measurement file unchanged", f"same run as {doc_file}",
-                      claimed=claimed, recomputed=measured))
+        out.append(make_finding("memory-disagrees", E, grid_file,
+                                f"{column} {claimed} disagrees with {doc_file} ({measured}){hint}", line=line,
+                                field=column, claimed=claimed, recomputed=measured, rule=f"same run as {doc_file}",
+                                fix="copy the counters from the measurement file unchanged"))
     return out
 
 
@@ -143,21 +147,24 @@ def outcome_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict
     status, error = phase.get("status"), phase.get("error")
     rule = f"the grid row and {doc_file} describe the same run"
     if status == "ok" and outcome.failed:
-        return [_f("outcome-disagrees-measurement", grid_file, line, "notes",
-                   f"the row says outcome={outcome.status}, {doc_file} recorded this run as completed "
-                   f"({phase.get('phase')}, {phase.get('elapsed_seconds')} s)",
-                   "report the run as it happened: a completed run keeps its row, its duration and its outcome; a "
-                   "slow run is explained in notes, never declared failed", rule,
-                   claimed=outcome.status, recomputed="ok")]
+        return [make_finding("outcome-disagrees-measurement", E, grid_file,
+                             f"the row says outcome={outcome.status}, {doc_file} recorded this run as completed "
+                             f"({phase.get('phase')}, {phase.get('elapsed_seconds')} s)", line=line, field="notes",
+                             claimed=outcome.status, recomputed="ok", rule=rule,
+                             fix="report the run as it happened: a completed run keeps its row, its duration and "
+                                 "its outcome; a slow run is explained in notes, never declared failed")]
     if status == "failed" and not outcome.failed:
-        return [_f("outcome-disagrees-measurement", grid_file, line, "notes",
-                   f"the row is a completed run (no outcome= in notes), {doc_file} recorded this run as failed "
-                   f"({error})", "write outcome=oom|failed|aborted and completed=N in notes and leave "
-                   "elapsed_seconds empty: a failure stays a failure observation", rule,
-                   claimed="ok", recomputed="failed")]
+        return [make_finding("outcome-disagrees-measurement", E, grid_file,
+                             f"the row is a completed run (no outcome= in notes), {doc_file} recorded this run as "
+                             f"failed ({error})", line=line, field="notes", claimed="ok", recomputed="failed",
+                             rule=rule,
+                             fix="write outcome=oom|failed|aborted and completed=N in notes and leave "
+                                 "elapsed_seconds empty: a failure stays a failure observation")]
     if status == "failed" and _out_of_memory(error) and outcome.status != "oom":
-        return [_f("outcome-disagrees-measurement", grid_file, line, "notes",
-                   f"the row says outcome={outcome.status}, {doc_file} recorded this run out of memory ({error})",
-                   "write outcome=oom: an out-of-memory failure is what makes a configuration not memory-feasible",
-                   rule, claimed=outcome.status, recomputed="oom")]
+        return [make_finding("outcome-disagrees-measurement", E, grid_file,
+                             f"the row says outcome={outcome.status}, {doc_file} recorded this run out of memory "
+                             f"({error})",
+                             line=line, field="notes", claimed=outcome.status, recomputed="oom", rule=rule,
+                             fix="write outcome=oom: an out-of-memory failure is what makes a configuration not "
+                                 "memory-feasible")]
     return []

@@ -6,19 +6,13 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from generator.audit.findings import Finding, Severity
+from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.recompute import cost, memory
 from generator.core.errors import UsageError
 
 _STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?Z$")
 # The grid has no time column: a run's times live in its measurement phase; the row is pointed at by its duration.
 GRID_FIELD = "elapsed_seconds"
-
-
-def _f(code: str, severity: Severity, file: str, message: str, *, line: int | None = None, field: str | None = None,
-       claimed: Any = None, recomputed: Any = None, rule: str | None = None, fix: str | None = None) -> Finding:
-    return Finding(code=code, severity=severity, file=file, line=line, field=field, value=claimed, claimed=claimed,
-                   recomputed=recomputed, rule=rule, fix=fix, message=message)
 
 
 def parse_utc(text: Any) -> datetime | None:
@@ -58,12 +52,12 @@ def _grid_lines(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]
             if v.get("measurement") in measurements:
                 linked[(exp["id"], v["id"])] = v["measurement"]
     out: dict[tuple[str, int], list[int]] = {}
-    for row, line in zip(rows, lines):
+    for row, line in zip(rows, lines, strict=False):
         key = (row.get("experiment_id"), row.get("variant_id"))
         run_index = row.get("run_index")
         if key not in linked or row.get("phase") not in ("cold", "warm") or not isinstance(run_index, int):
             continue
-        file = linked[key]  # type: ignore[index]
+        file = linked[key]
         phase = memory.phase_for_row(measurements[file], row["phase"], run_index)
         index = next((i for i, p in enumerate(measurements[file]["phases"]) if p is phase), None)
         if index is not None:
@@ -75,6 +69,84 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _coverage(measurements: dict[str, dict[str, Any]], timed: list[tuple[str, int, dict[str, Any]]]) -> list[Finding]:
+    """One warning when no run time is recorded at all; an error on each file without times beside files with."""
+    if not timed:
+        return [make_finding("no-run-times", Severity.WARNING, "protocol.json",
+                             "no measurement of the campaign records when its runs started and ended: the "
+                             "registration before the runs, the window and the deadline cannot be checked against "
+                             "the runs", field="/window", rule="runs start after registered_at, inside the window, "
+                             "and end before the deadline", fix="measure with `gpu-audit campaign run` or `gpu-audit "
+                             "measure run`, which record started_at and ended_at (UTC) for every phase")]
+    # The campaign's runner records every phase: a linked file without any time, beside files that carry
+    # them, would hide its own runs from the checks below.
+    with_times = {file for file, _, _ in timed}
+    return [make_finding("run-times-missing", Severity.ERROR, file,
+                         f"{file} records no run time while the campaign's other measurements do: its runs cannot "
+                         "be placed after the registration, inside the window and before the deadline",
+                         field="/phases", rule="each measurement proves when its own runs started and ended",
+                         fix="measure this variant again with `gpu-audit campaign run` or `gpu-audit measure run`, "
+                             "inside the registered window")
+            for file in sorted(set(measurements) - with_times)]
+
+
+class _Report:
+    """Reports a time error on the measurement phase and on the grid rows of the same run."""
+
+    def __init__(self, measurements: dict[str, dict[str, Any]], grid_file: str,
+                 rows_of: dict[tuple[str, int], list[int]], out: list[Finding]):
+        self.measurements, self.grid_file, self.rows_of, self.out = measurements, grid_file, rows_of, out
+
+    def __call__(self, code: str, file: str, index: int, key: str, claimed: str, recomputed: str, what: str,
+                 rule: str, fix: str) -> None:
+        where = f"/phases/{index}/{key}"
+        phase = self.measurements[file]["phases"][index]
+        run = phase["phase"] + (f" repeat {phase['repeat']}" if phase.get("repeat") else "")
+        self.out.append(make_finding(code, Severity.ERROR, file, f"{run} {what}", field=where, claimed=claimed,
+                                     recomputed=recomputed, rule=rule, fix=fix))
+        for line in self.rows_of.get((file, index), []):
+            self.out.append(make_finding(code, Severity.ERROR, self.grid_file,
+                                         f"this run ({file} {where} = {claimed}) {what}", line=line,
+                                         field=GRID_FIELD, claimed=claimed, recomputed=recomputed, rule=rule, fix=fix))
+
+
+def _invalid(file: str, index: int, phase: dict[str, Any], start: datetime | None, end: datetime | None) -> Finding:
+    """A phase whose times are no UTC moments, or end before they start."""
+    key = "started_at" if start is None else "ended_at"
+    return make_finding("run-time-invalid", Severity.ERROR, file,
+                        f"{key} {phase.get(key)!r} is no UTC moment" if start is None or end is None else
+                        f"ended_at {phase['ended_at']} is before started_at {phase['started_at']}",
+                        field=f"/phases/{index}/{key}", claimed=phase.get(key),
+                        rule="both times in UTC (YYYY-MM-DDTHH:MM:SS.ffffffZ), the end not before the start",
+                        fix="keep the times the runner wrote; a run whose times are lost cannot prove its window")
+
+
+def _check_phase(report: _Report, protocol: dict[str, Any], bounds: dict[str, datetime], file: str, index: int,
+                 phase: dict[str, Any], start: datetime, end: datetime) -> None:
+    """One phase's times against the registration, the window and the deadline."""
+    w = protocol["window"]
+    s_text, e_text = phase["started_at"], phase["ended_at"]
+    if start <= bounds["registered"]:
+        report("run-before-registration", file, index, "started_at", s_text, str(protocol["registered_at"]),
+               f"started at {s_text}, before the protocol was registered ({protocol['registered_at']})",
+               "the protocol is registered before the first run", "register a new protocol and run the "
+               "campaign again after it; a rule written after the runs needs a new independent evaluation")
+    if start < bounds["start"] or end > bounds["end"]:
+        key, text, edge = ("started_at", s_text, bounds["start"]) if start < bounds["start"] else \
+            ("ended_at", e_text, bounds["end"])
+        report("run-outside-window", file, index, key, text, _stamp(edge),
+               f"ran {s_text} to {e_text}, outside the registered window {w['start']} to {w['end']} {w['timezone']} "
+               f"({_stamp(bounds['start'])} to {_stamp(bounds['end'])})",
+               "every run lies inside the registered campaign window, in its time zone",
+               "run the campaign inside the window the rental covers, or register a new protocol before "
+               "the runs")
+    if end > bounds["deadline"]:
+        report("run-after-deadline", file, index, "ended_at", e_text, _stamp(bounds["deadline"]),
+               f"ended at {e_text}, after the deadline {protocol['deadline']} {w['timezone']} "
+               f"({_stamp(bounds['deadline'])})", "the last run ends before the deadline",
+               "a result delivered after the deadline does not answer the registered question")
+
+
 def run_time_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], grid_file: str,
                       rows: list[dict[str, Any]], lines: list[int]) -> list[Finding]:
     """Prove each recorded phase time against registered_at, the window (in its zone) and the deadline.
@@ -82,74 +154,17 @@ def run_time_findings(protocol: dict[str, Any], measurements: dict[str, dict[str
     An error is reported on the measurement phase and on the grid row of the same run, so that it concerns
     that configuration; a campaign with no recorded time at all gets one warning on protocol.json.
     """
-    out: list[Finding] = []
     timed = [(file, i, p) for file, doc in sorted(measurements.items()) for i, p in enumerate(doc["phases"])
              if "started_at" in p or "ended_at" in p]
-    if not timed:
-        out.append(_f("no-run-times", Severity.WARNING, "protocol.json",
-                      "no measurement of the campaign records when its runs started and ended: the registration "
-                      "before the runs, the window and the deadline cannot be checked against the runs",
-                      field="/window", rule="runs start after registered_at, inside the window, and end before "
-                      "the deadline", fix="measure with `gpu-audit campaign run` or `gpu-audit measure run`, which "
-                      "record started_at and ended_at (UTC) for every phase"))
-        return out
-    # The campaign's runner records every phase: a linked file without any time, beside files that carry
-    # them, would hide its own runs from the checks below.
-    with_times = {file for file, _, _ in timed}
-    for file in sorted(set(measurements) - with_times):
-        out.append(_f("run-times-missing", Severity.ERROR, file,
-                      f"{file} records no run time while the campaign's other measurements do: its runs cannot be "
-                      "placed after the registration, inside the window and before the deadline",
-                      field="/phases", rule="each measurement proves when its own runs started and ended",
-                      fix="measure this variant again with `gpu-audit campaign run` or `gpu-audit measure run`, "
-                          "inside the registered window"))
-    bounds = _bounds(protocol)
+    out = _coverage(measurements, timed)
+    bounds = _bounds(protocol) if timed else None
     if bounds is None:
         return out
-    rows_of = _grid_lines(protocol, measurements, rows, lines)
-    w = protocol["window"]
-    window_text = f"{w['start']} to {w['end']} {w['timezone']}"
-
-    def report(code: str, file: str, index: int, key: str, claimed: str, recomputed: str, what: str, rule: str,
-               fix: str) -> None:
-        where = f"/phases/{index}/{key}"
-        phase = measurements[file]["phases"][index]
-        run = phase["phase"] + (f" repeat {phase['repeat']}" if phase.get("repeat") else "")
-        out.append(_f(code, Severity.ERROR, file, f"{run} {what}", field=where, claimed=claimed,
-                      recomputed=recomputed, rule=rule, fix=fix))
-        for line in rows_of.get((file, index), []):
-            out.append(_f(code, Severity.ERROR, grid_file, f"this run ({file} {where} = {claimed}) {what}",
-                          line=line, field=GRID_FIELD, claimed=claimed, recomputed=recomputed, rule=rule, fix=fix))
-
+    report = _Report(measurements, grid_file, _grid_lines(protocol, measurements, rows, lines), out)
     for file, index, phase in timed:
         start, end = parse_utc(phase.get("started_at")), parse_utc(phase.get("ended_at"))
         if start is None or end is None or end < start:
-            key = "started_at" if start is None else "ended_at"
-            out.append(_f("run-time-invalid", Severity.ERROR, file,
-                          f"{key} {phase.get(key)!r} is no UTC moment" if start is None or end is None else
-                          f"ended_at {phase['ended_at']} is before started_at {phase['started_at']}",
-                          field=f"/phases/{index}/{key}", claimed=phase.get(key),
-                          rule="both times in UTC (YYYY-MM-DDTHH:MM:SS.ffffffZ), the end not before the start",
-                          fix="keep the times the runner wrote; a run whose times are lost cannot prove its window"))
-            continue
-        s_text, e_text = phase["started_at"], phase["ended_at"]
-        if start <= bounds["registered"]:
-            report("run-before-registration", file, index, "started_at", s_text, str(protocol["registered_at"]),
-                   f"started at {s_text}, before the protocol was registered ({protocol['registered_at']})",
-                   "the protocol is registered before the first run", "register a new protocol and run the "
-                   "campaign again after it; a rule written after the runs needs a new independent evaluation")
-        if start < bounds["start"] or end > bounds["end"]:
-            key, text, edge = ("started_at", s_text, bounds["start"]) if start < bounds["start"] else \
-                ("ended_at", e_text, bounds["end"])
-            report("run-outside-window", file, index, key, text, _stamp(edge),
-                   f"ran {s_text} to {e_text}, outside the registered window {window_text} "
-                   f"({_stamp(bounds['start'])} to {_stamp(bounds['end'])})",
-                   "every run lies inside the registered campaign window, in its time zone",
-                   "run the campaign inside the window the rental covers, or register a new protocol before "
-                   "the runs")
-        if end > bounds["deadline"]:
-            report("run-after-deadline", file, index, "ended_at", e_text, _stamp(bounds["deadline"]),
-                   f"ended at {e_text}, after the deadline {protocol['deadline']} {w['timezone']} "
-                   f"({_stamp(bounds['deadline'])})", "the last run ends before the deadline",
-                   "a result delivered after the deadline does not answer the registered question")
+            out.append(_invalid(file, index, phase, start, end))
+        else:
+            _check_phase(report, protocol, bounds, file, index, phase, start, end)
     return out

@@ -42,7 +42,8 @@ def compute_metric(name: str, truth: Sequence[str], pred: Sequence[str]) -> floa
     return metric_from_codes(name, t, p, len(labels))
 
 
-def quality_rule_holds(value: float, threshold: float, tolerance: float, direction: str, reference: float) -> tuple[bool, float]:
+def quality_rule_holds(value: float, threshold: float, tolerance: float, direction: str,
+                       reference: float) -> tuple[bool, float]:
     """The registered rule: value against threshold, and degradation against the reference within tolerance.
 
     Returns (holds, degradation); degradation is positive when worse than the reference.

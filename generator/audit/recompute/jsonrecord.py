@@ -1,0 +1,98 @@
+"""Records as JSON: the one mapping of frozen dataclasses to JSON-ready values and back (decision.json's parts)."""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import MISSING, fields, is_dataclass
+from enum import Enum
+from functools import cache
+from typing import Any, TypeVar, Union
+
+__all__ = ["OMIT_IF_NONE", "JsonRecord", "from_json_value", "to_json_value"]
+
+# A field with this metadata is left out of the JSON when it is None: the format has always omitted those keys
+# (a package without a tariff has no `gpus`; a comparison without a successful run has no `gap` or `spread`).
+OMIT_IF_NONE = {"omit_if_none": True}
+
+R = TypeVar("R", bound="JsonRecord")
+
+
+def to_json_value(value: Any) -> Any:
+    """The JSON-ready form of a record, a collection or a leaf: dataclasses become dicts in field order,
+    tuples become lists, enums their value. The one serialisation of decision.json's parts."""
+    if is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in fields(value):
+            item = getattr(value, f.name)
+            if item is None and f.metadata.get("omit_if_none"):
+                continue
+            out[f.name] = to_json_value(item)
+        return out
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [to_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json_value(v) for k, v in value.items()}
+    return value
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def from_json_value(hint: Any, value: Any) -> Any:
+    """The value a JSON part stands for under a type hint: the inverse of to_json_value for these records.
+
+    Strict on records: an unknown key or a missing required one is a ValueError, so that a key of the
+    format that has no field cannot pass unnoticed.
+    """
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return None
+        (inner,) = [a for a in typing.get_args(hint) if a is not type(None)] or [Any]
+        return from_json_value(inner, value)
+    if isinstance(hint, type) and is_dataclass(hint):
+        return _record_from_json(hint, value)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return hint(value)
+    if origin is tuple:
+        return tuple(from_json_value(typing.get_args(hint)[0], v) for v in value)
+    if origin is list:
+        return [from_json_value(typing.get_args(hint)[0], v) for v in value]
+    return value
+
+
+def _record_from_json(cls: type, data: dict[str, Any]) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    unknown = set(data) - set(known)
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no field for {', '.join(sorted(unknown))}")
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    for name, f in known.items():
+        if name in data:
+            kwargs[name] = from_json_value(hints[name], data[name])
+        elif f.metadata.get("omit_if_none"):
+            kwargs[name] = None
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise ValueError(f"{cls.__name__}: {name} is missing")
+    return cls(**kwargs)
+
+
+class JsonRecord:
+    """A record of decision.json: to_json_dict() gives its JSON form, from_json_dict() reads it back."""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The JSON-ready dictionary, keys in field order."""
+        out: dict[str, Any] = to_json_value(self)
+        return out
+
+    @classmethod
+    def from_json_dict(cls: type[R], data: dict[str, Any]) -> R:
+        """The record a JSON dictionary describes (ValueError on a key without a field)."""
+        record: R = _record_from_json(cls, data)
+        return record

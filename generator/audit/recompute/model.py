@@ -1,0 +1,356 @@
+"""The typed decision: frozen dataclasses mirroring schemas/decision.schema.json, and their one JSON mapping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.audit.findings import Finding
+from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
+
+__all__ = [
+    "CampaignSummary", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision", "DecisionDocument",
+    "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint", "Measurement", "Package",
+    "PackageCover", "PhaseTiming", "QualityRule", "RankEntry", "Recomputation", "Run", "Separation", "Tie",
+    "Timing", "Tool", "Unpriced", "Window",
+]
+
+@dataclass(frozen=True)
+class PackageCover(JsonRecord):
+    """Whether a package of `days` (`hours` long) covers the window."""
+
+    days: int
+    hours: int
+    covers: bool
+
+
+@dataclass(frozen=True)
+class Coverage(JsonRecord):
+    """The window's hours (text, two decimals at most) and which packages cover them."""
+
+    hours: str
+    packages: tuple[PackageCover, ...]
+    smallest_covering_days: int | None
+    extra_30_day_periods: int | None
+
+
+@dataclass(frozen=True)
+class Window(JsonRecord):
+    """The campaign window in its time zone, the deadline, and the packages covering it."""
+
+    start: str
+    end: str
+    timezone: str
+    deadline: str
+    ends_before_deadline: bool
+    hours: str
+    packages: tuple[PackageCover, ...]
+    smallest_covering_days: int | None
+    extra_30_day_periods: int | None
+
+
+@dataclass(frozen=True)
+class Package(JsonRecord):
+    """An experiment's rented package and its price from the tariffs (None throughout without a tariff)."""
+
+    gpu: str
+    duration_days: int
+    lots: int
+    covers_window: bool
+    total_usd_minor: int | None
+    gpus_per_lot: int | None
+    gpus: int | None = field(metadata=OMIT_IF_NONE)
+    price_per_lot_usd_minor: int | None
+    price_status: str | None
+    model_name: str | None
+    snapshot_date: str | None
+
+
+@dataclass(frozen=True)
+class Separation(JsonRecord):
+    """Whether two warm series decide between their configurations; gap and spread when both have runs."""
+
+    decides: bool
+    gap: float | None = field(metadata=OMIT_IF_NONE)
+    spread: float | None = field(metadata=OMIT_IF_NONE)
+    reason: str
+
+
+@dataclass(frozen=True)
+class Comparison(JsonRecord):
+    """The separation of two configurations of one experiment."""
+
+    configurations: tuple[str, str]
+    decides: bool
+    gap: float | None = field(metadata=OMIT_IF_NONE)
+    spread: float | None = field(metadata=OMIT_IF_NONE)
+    reason: str
+
+    @classmethod
+    def of(cls, a: str, b: str, sep: Separation) -> Comparison:
+        """The comparison of configurations `a` and `b` from their separation."""
+        return cls((a, b), sep.decides, sep.gap, sep.spread, sep.reason)
+
+
+@dataclass(frozen=True)
+class Experiment(JsonRecord):
+    """One experiment as registered, with its package and pairwise timing comparisons."""
+
+    id: str
+    variable: str
+    description: str
+    fixed: dict[str, Any]
+    runs_per_variant: int
+    cold_runs_per_variant: int
+    warmup: dict[str, Any]
+    order: str | None
+    package: Package
+    comparisons: tuple[Comparison, ...]
+
+
+@dataclass(frozen=True)
+class PhaseTiming(JsonRecord):
+    """One phase's durations and summary; p95 only from enough observations, else the note says why."""
+
+    durations: tuple[float, ...]
+    successes: int
+    failures: int
+    median: float | None
+    min: float | None
+    max: float | None
+    p95: float | None
+    tail_note: str | None
+
+
+@dataclass(frozen=True)
+class Timing(JsonRecord):
+    """Warm and cold phases of one configuration."""
+
+    warm: PhaseTiming
+    cold: PhaseTiming
+
+
+@dataclass(frozen=True)
+class Measurement(JsonRecord):
+    """What the configuration's measurement file observed, as it holds it."""
+
+    file: str
+    environment: dict[str, Any]
+    configuration: dict[str, Any]
+    synthetic_data: bool
+    phases: list[Any]
+
+
+@dataclass(frozen=True)
+class Run(JsonRecord):
+    """One grid row of a configuration: its outcome, claimed and recomputed cells, and memory."""
+
+    line: int
+    phase: str
+    run_index: int
+    outcome: str
+    completed_items: int | None
+    elapsed_seconds: float | None
+    claimed: dict[str, Any]
+    recomputed: dict[str, Any] | None
+    memory: dict[str, Any]
+    notes: str
+
+
+@dataclass(frozen=True)
+class CostPerResult(JsonRecord):
+    """Cost per distinct accepted result in cents with two decimals, or why it is undefined."""
+
+    usd_minor: str | None
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class FindingRef(JsonRecord):
+    """Where a finding is, to name it beside a configuration or the answer."""
+
+    code: str
+    severity: str
+    file: str
+    line: int | None
+    field: str | None
+
+    @classmethod
+    def of(cls, f: Finding) -> FindingRef:
+        """The reference to a finding."""
+        return cls(f.code, f.severity.value, f.file, f.line, f.field)
+
+    def where(self) -> str:
+        """`code at file:line (field)`, as reasons name it."""
+        return f"{self.code} at {self.file}" + (f":{self.line}" if self.line is not None else "") \
+            + (f" ({self.field})" if self.field else "")
+
+
+@dataclass(frozen=True)
+class Evidence(JsonRecord):
+    """The findings that concern a configuration: errors gate it, warnings are only listed."""
+
+    errors: tuple[FindingRef, ...]
+    warnings: tuple[FindingRef, ...]
+
+
+@dataclass(frozen=True)
+class Configuration(JsonRecord):
+    """One (experiment, variant): runs, timing, verdicts and cost; `evidence` once the gate attributed findings."""
+
+    id: str
+    experiment_id: str
+    variant_id: str
+    variable: str
+    value: Any
+    gpu: str
+    environment: dict[str, Any]
+    measurement: Measurement | None
+    runs: tuple[Run, ...]
+    timing: Timing
+    attempts: int
+    completed: int
+    failures: int
+    out_of_memory: int
+    accepted_runs: int
+    accepted_unique_corpora: int
+    accepted: bool
+    memory_feasible: bool
+    fits_window: bool
+    fits_deadline: bool
+    admissible: bool
+    reasons: tuple[str, ...]
+    committed_budget_usd_minor: int | None
+    price_status: str | None
+    duration_days: int
+    cost_per_accepted_result: CostPerResult
+    evidence: Evidence | None = field(default=None, metadata=OMIT_IF_NONE)
+
+
+@dataclass(frozen=True)
+class Recomputation(JsonRecord):
+    """What recompute gives the gate: the window, the experiments and their configurations."""
+
+    window: Window
+    experiments: tuple[Experiment, ...]
+    configurations: tuple[Configuration, ...]
+
+
+@dataclass(frozen=True)
+class RankEntry(JsonRecord):
+    """A configuration in an order: its committed budget and median warm time."""
+
+    configuration: str
+    committed_budget_usd_minor: int | None
+    warm_median_seconds: float | None
+
+
+@dataclass(frozen=True)
+class Unpriced(JsonRecord):
+    """An admissible configuration without a budget from a published price."""
+
+    configuration: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Excluded(JsonRecord):
+    """A configuration that is not admissible, with its reasons."""
+
+    configuration: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Tie(JsonRecord):
+    """A pair whose order rests on time, and whether the warm series decides it."""
+
+    configurations: tuple[str, str]
+    timing_decides: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Decision(JsonRecord):
+    """The answer to the registered question, or why there is none."""
+
+    answer: str | None
+    status: str
+    series_decides: bool | None
+    ranking: tuple[RankEntry, ...]
+    time_ordering: tuple[RankEntry, ...]
+    unpriced: tuple[Unpriced, ...]
+    ties: tuple[Tie, ...]
+    uncertainty: tuple[str, ...]
+    fix: str | None
+    shared_errors: tuple[FindingRef, ...]
+    excluded: tuple[Excluded, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Tool(JsonRecord):
+    """The program that made the decision."""
+
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class CampaignSummary(JsonRecord):
+    """The registered question and corpus, as the protocol states them."""
+
+    title: str
+    question: str
+    scenario: str
+    registered_at: str
+    synthetic_data: bool
+    corpus: dict[str, Any]
+    classes: list[str]
+    timer: dict[str, Any]
+    notes: str
+
+    @classmethod
+    def of(cls, protocol: dict[str, Any]) -> CampaignSummary:
+        """The summary of a valid protocol (its notes empty when it has none)."""
+        return cls(protocol["title"], protocol["question"], protocol["scenario"], protocol["registered_at"],
+                   protocol["synthetic_data"], protocol["corpus"], protocol["classes"], protocol["timer"],
+                   protocol.get("notes", ""))
+
+
+@dataclass(frozen=True)
+class QualityRule(JsonRecord):
+    """The pre-registered acceptance rule."""
+
+    metric: str
+    threshold: float
+    tolerance: float
+    direction: str
+    reference: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InputFingerprint(JsonRecord):
+    """An input file read: its path in the campaign, size and SHA-256."""
+
+    path: str
+    bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class DecisionDocument(JsonRecord):
+    """decision.json as a whole. Findings are generator.audit.findings records, severity as its value."""
+
+    schema_version: str
+    tool: Tool
+    generated_at: str
+    campaign: CampaignSummary | None
+    rule: QualityRule | None
+    inputs: tuple[InputFingerprint, ...]
+    window: Window | None
+    experiments: tuple[Experiment, ...]
+    configurations: tuple[Configuration, ...]
+    decision: Decision
+    finding_counts: dict[str, int]
+    findings: tuple[Finding, ...]

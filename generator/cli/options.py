@@ -1,0 +1,73 @@
+"""Options and steps several commands share: the --max-... limits, --max-findings, and reading a campaign."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from generator.core.errors import UsageError
+from generator.core.limits import DEFAULT as DEFAULT_LIMITS
+from generator.core.limits import GiB, KiB, Limits, MiB
+
+Handler = Callable[[argparse.Namespace], int]
+
+# The documented limits each command takes (README, "Limits and hostile input"); --max-findings is separate.
+CAMPAIGN_LIMITS = ("max_file_bytes", "max_json_depth")
+BUNDLE_LIMITS = ("max_file_bytes", "max_json_depth", "max_bundle_bytes", "max_zip_entries", "max_zip_ratio",
+                 "max_pdf_bytes", "max_pdf_seconds")
+_UNITS = {"": 1, "k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB}
+
+
+def positive_amount(text: str) -> int:
+    """A positive whole number, optionally with a binary unit: 4096, 64KiB, 512M, 2GiB."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]{1,19})\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _UNITS or int(m.group(1)) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number (units K, M, G accepted)")
+    return int(m.group(1)) * _UNITS[unit]
+
+
+def add_limits(p: argparse.ArgumentParser, names: Sequence[str]) -> None:
+    """Give `p` the --max-... option of each limit in `names`, with its documented help and default."""
+    helps = {
+        "max_file_bytes": "largest input file read whole, in bytes (K, M, G units; default 2G)",
+        "max_json_depth": "deepest JSON nesting accepted (default 64)",
+        "max_bundle_bytes": "largest total uncompressed size of a bundle zip (default 8G)",
+        "max_zip_entries": "most entries in a bundle zip (default 200000)",
+        "max_zip_ratio": "highest compression ratio of a zip entry over 1 MiB (default 200)",
+        "max_pdf_bytes": "largest decision note parsed, in bytes (default 64M)",
+        "max_pdf_seconds": "most processor seconds the decision note's parse may take (default 20)",
+    }
+    for name in names:
+        flag = "--" + name.replace("_", "-")
+        p.add_argument(flag, type=positive_amount, default=getattr(DEFAULT_LIMITS, name), metavar="N",
+                       help=helps[name])
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The limits the command line asks for: each --max-... option given, else its default."""
+    values = {name: getattr(args, name) for name in DEFAULT_LIMITS.__dataclass_fields__ if hasattr(args, name)}
+    try:
+        return Limits(**values)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def reading_campaigns() -> None:
+    """Leave Ctrl-C to Python while pyarrow reads the campaign, so that it always stops the command.
+
+    pyarrow otherwise catches the signal during its long calls and, now and then (some 2 in 100 builds
+    interrupted early, here), loses it: the build went on and exited 0. Without pyarrow's handler the
+    interrupt is raised when the call returns, a fraction of a second later.
+    """
+    import pyarrow
+
+    pyarrow.enable_signal_handlers(False)
+
+
+def require_max_findings(args: argparse.Namespace) -> None:
+    """--max-findings lists at least one finding: 0 or less is a usage error."""
+    if args.max_findings < 1:
+        raise UsageError("--max-findings must be at least 1")

@@ -1,0 +1,129 @@
+"""What each attempt of `campaign run` leaves: its grid row (acceptance as `check` recomputes it) and measurement."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from generator import __version__
+from generator.core.metrics import compute_metric, quality_rule_holds
+from generator.core.resources import published_tariffs
+from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan
+
+WARMUP_TEXTS = 64
+CPU_NOTE = "TEST-ONLY CPU run (--allow-cpu-for-tests): not a GPU measurement, no memory counters"
+MAX_ERROR = 500
+
+
+def _assess(plan: Plan, done: list[tuple[str, str]]) -> dict[str, Any]:
+    """The acceptance cells exactly as `gpu-audit check` recomputes them from the prediction file."""
+    q = plan.protocol["quality"]
+    seen: dict[str, str] = {}
+    dup = False
+    for ident, label in done:
+        dup = dup or ident in seen
+        seen[ident] = label
+    classes = set(plan.classes)
+    format_valid = all(label in classes and ident.strip() == ident and ident and "\n" not in ident
+                       for ident, label in done)
+    ids_match = not dup and set(seen) == set(plan.ids)
+    cells: dict[str, Any] = {"expected_ids": len(plan.ids), "observed_ids": len(seen), "ids_match": ids_match,
+                             "format_valid": format_valid, "quality_metric": q["metric"],
+                             "quality_threshold": q["threshold"], "quality_tolerance": q["tolerance"],
+                             "quality_value": None, "corpus_accepted": False}
+    if ids_match and format_valid:
+        value = compute_metric(q["metric"], [plan.reference[i] for i in plan.ids], [seen[i] for i in plan.ids])
+        ok, _ = quality_rule_holds(value, q["threshold"], q["tolerance"], q["direction"], q["reference"]["value"])
+        cells.update(quality_value=round(value, 6), corpus_accepted=ok)
+    return cells
+
+
+def csv_cell(value: Any) -> Any:
+    """A grid cell as the CSV holds it: empty for None, true or false for a boolean."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], completed: int) -> str:
+    """The notes cell: test run, outcome, what the timer covers, cold or warm, and the registered quality rule."""
+    q = plan.protocol["quality"]
+    parts = []
+    if config.device == "cpu":
+        parts.append(CPU_NOTE)
+    if row["status"] != "ok":
+        kind = "oom" if (row["error"] or "").startswith("out of memory") else "failed"
+        error = (row["error"] or "").replace("\n", " ").replace(";", ",")[:MAX_ERROR]
+        parts.append(f"outcome={kind}; completed={completed}; error={error} (kept, not replaced by a smaller batch)")
+    parts.append(f"measured by gpu-audit {__version__} campaign run; timer: read corpus, tokenise, transfer, infer, "
+                 "labels on the host, between two device synchronisations")
+    parts.append("cold run in a fresh process (its own model load, no warm-up)" if phase == "cold" else
+                 f"warm run in the campaign process after the registered warm-up ({WARMUP_TEXTS} texts x iterations)")
+    parts.append(f"quality {q['metric']} {q['direction'].replace('_', ' ')}: at least {q['threshold']} and at most "
+                 f"{q['tolerance']} below the reference {q['reference']['value']} ({q['reference']['name']})")
+    return "; ".join(parts)
+
+
+def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel, exp: dict[str, Any],
+              variant: dict[str, Any], phase: str, run_index: int, row: dict[str, Any],
+              done: list[tuple[str, str]]) -> dict[str, Any]:
+    """The grid row of one attempt, with a private `_outcome` (ok, oom or failed) for the summary."""
+    cells = _assess(plan, done)
+    failed = row["status"] != "ok"
+    gpu = config.device != "cpu"
+    return {
+        "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": plan.corpus_revision,
+        "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": plan.seed,
+        "gpu_model": env["gpu_name"] if gpu else None, "gpu_count": 1 if gpu else 0, "device": config.device,
+        "driver_version": env["driver_version"], "python_version": env["python_version"],
+        "torch_version": env["torch_version"], "runtime_version": env["runtime_version"],
+        "precision": plan.precision, "batch": int(variant["value"]), "context": plan.context,
+        "phase": phase, "run_index": run_index,
+        "warmup_iterations": exp["warmup"]["iterations"] if phase == "warm" else 0, **cells,
+        "elapsed_seconds": None if failed or row["elapsed_seconds"] is None else round(row["elapsed_seconds"], 6),
+        **{k: row[k] for k in ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
+                               "peak_reserved_bytes")},
+        "duration_days": exp["rental"]["duration_days"], "lots": exp["rental"]["lots"],
+        "package_total_usd_minor": _package_total(exp["rental"]), "accepted_unique_corpora": None,
+        "notes": _notes(plan, config, phase, row, len(done)),
+        "_outcome": "ok" if not failed else ("oom" if (row["error"] or "").startswith("out of memory") else "failed"),
+    }
+
+
+def _published_tariffs() -> list[dict[str, str]]:
+    """The only two prices the seeds publish (the packaged tariffs); no other GPU gets a price here."""
+    return list(csv.DictReader(io.StringIO(published_tariffs().read_text(encoding="utf-8"))))
+
+
+def _package_total(rental: dict[str, Any]) -> int | None:
+    """Price per lot x lots from the published prices only; None (unknown) for any other GPU."""
+    for t in _published_tariffs():
+        if t["gpu"] == rental["gpu"] and int(t["duration_days"]) == rental["duration_days"]:
+            return int(t["price_per_lot_usd_minor"]) * int(rental["lots"])
+    return None
+
+
+def measurement_document(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel,
+                         exp: dict[str, Any], variant: dict[str, Any], phases: list[dict[str, Any]]) -> dict[str, Any]:
+    """The measurement JSON of one variant (measurement schema): its run, environment, configuration, model, phases."""
+    return {
+        "schema_version": "1",
+        "tool": f"gpu-audit {__version__} campaign run" + (" (TEST-ONLY CPU run)" if config.device == "cpu" else ""),
+        "synthetic_data": False,
+        "run": {"experiment_id": exp["id"], "variant_id": variant["id"]},
+        "environment": env,
+        "configuration": {"device": config.device, "batch": int(variant["value"]), "context": plan.context,
+                          "dtype": plan.precision, "warmup": exp["warmup"]["iterations"],
+                          "repeats": exp["runs_per_variant"], "seed": plan.seed},
+        "model": {"name": model.name[:200], "revision": model.revision[:200],
+                  "parameter_count": int(model.parameter_count),
+                  "tokenizer_revision": model.tokenizer_revision,
+                  "phases_note": ("model_load, inputs and cold_forward come from the cold run's fresh process; "
+                                  "warmup and warm_forward from the campaign process"
+                                  if exp["cold_runs_per_variant"] == 1 else
+                                  "every phase comes from the campaign process")},
+        "phases": phases,
+    }

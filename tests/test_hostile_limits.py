@@ -89,9 +89,9 @@ def test_library_callers_pass_limits_explicitly(campaign: Path) -> None:
 @pytest.mark.parametrize("value, expected", [("4096", 4096), ("64K", 64 * 1024), ("512m", 512 * 2**20),
                                              ("2GiB", 2 * GiB), (" 3 G ", 3 * GiB)])
 def test_size_options_take_units(value: str, expected: int) -> None:
-    from generator.cli.main import _positive_amount
+    from generator.cli.options import positive_amount
 
-    assert _positive_amount(value) == expected
+    assert positive_amount(value) == expected
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "abc", "1.5G", "12T", "", "1" * 30])

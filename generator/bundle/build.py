@@ -165,9 +165,9 @@ def _tag_entry(root: Path, name: str) -> dict[str, Any]:
 def note_renderer() -> str:
     """bag-info's Note-Renderer: the WeasyPrint that rendered the note (its PDF is byte-identical only within one
     WeasyPrint version, so a reader who renders decision.json again needs to know which)."""
-    from importlib.metadata import version
+    from generator.render.weasy import weasyprint_version
 
-    return f"WeasyPrint {version('weasyprint')}"
+    return f"WeasyPrint {weasyprint_version()}"
 
 
 def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, identity: Identity | None,

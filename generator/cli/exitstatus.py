@@ -86,8 +86,8 @@ def sigint_handled() -> Iterator[bool]:
     finally:
         if signal.getsignal(signal.SIGINT) is _on_sigint:  # not once `run_process` ignores SIGINT for the exit
             signal.signal(signal.SIGINT, signal.default_int_handler)
-        if signal.getsignal(signal.SIGALRM) is _on_sigint:
-            _retry_pending()
+        if signal.getsignal(signal.SIGALRM) is _on_sigint:  # a retry was armed: cancel it, give SIGALRM back
+            signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous_alarm)
         sys.unraisablehook = previous_hook
 

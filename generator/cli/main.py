@@ -12,11 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from generator import __version__
-from generator.cli.options import Handler, limits_of, positive_amount
+from generator.cli.options import Handler, limits_of
 from generator.core.limits import applied
-
-# tests/test_hostile_limits.py imports the size parser from here, where it used to live.
-_positive_amount = positive_amount
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -172,7 +172,7 @@ def test_unsigned_bundle_says_so(run_cli, tmp_path: Path) -> None:
     r = run_cli("build", str(EXAMPLE), "-o", str(out), "--unsigned", "--quiet")
     assert r.code == 0
     first = " ".join(PdfReader(str(out / "data/decision-note.pdf")).pages[0].extract_text().split())
-    assert "Signature: UNSIGNED: built with --unsigned" in first
+    assert "Signature and how to check it: UNSIGNED: built without a key." in first
     assert '"signed": false' in (out / "MANIFEST.json").read_text()
     assert run_cli("verify", str(out)).code == 1
     assert run_cli("verify", str(out), "--allow-unsigned").code == 0

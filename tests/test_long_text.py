@@ -128,6 +128,8 @@ def test_a_100000_character_string_in_decision_json_renders_quickly(tmp_path: Pa
     def lengthen(decision: dict[str, Any]) -> None:
         decision["campaign"]["notes"] = word
         decision["campaign"]["question"] = word
+        decision["campaign"]["corpus"]["name"] = word  # these two are placed into translated sentences
+        decision["experiments"][0]["warmup"]["inputs"] = word
 
     normal = _decision(tmp_path, example_decision, "normal.json")
     long = _decision(tmp_path, example_decision, "long.json", lengthen)
@@ -137,7 +139,7 @@ def test_a_100000_character_string_in_decision_json_renders_quickly(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert long_seconds < normal_seconds + SLACK_SECONDS, f"{long_seconds:.1f} s against {normal_seconds:.1f} s"
     html = (tmp_path / "r-long" / "decision-note.html").read_text(encoding="utf-8")
-    assert html.count("[shortened: 100,000 characters; the whole text is in decision.json]") == 2
+    assert html.count("[shortened: 100,000 characters; the whole text is in decision.json]") == 4
     assert word not in html and "x" * filters.TEXT_CHARS in html
 
 
@@ -165,7 +167,7 @@ def _many_notes_decision(example: dict[str, Any], notes: int, failed_rows: int) 
 
 def test_lists_past_their_caps_are_summarised(example_decision: dict[str, Any]) -> None:
     decision = _many_notes_decision(example_decision, view.NOTES_LISTED + 7, view.ROWS_LISTED + 5)
-    shown = view.build_view(decision, signature_status="unsigned")
+    shown = view.build_view(decision)
     assert len(shown["notes"]) == view.NOTES_LISTED
     assert shown["notes_left_out"] >= 7
     assert len(shown["acceptance_rows"]) == view.ROWS_LISTED

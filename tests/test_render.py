@@ -16,7 +16,7 @@ from conftest import EXAMPLE, read_grid, set_cell, write_grid
 from PIL import Image
 from pypdf import PdfReader
 
-from generator.render import charts, filters, note
+from generator.render import charts, note
 from generator.render.note import (
     HTML_NAME,
     PDF_NAME,
@@ -55,10 +55,10 @@ def test_first_page_answers_the_question(rendered: Path, example_decision: Path)
     pages = pdf_text(rendered / PDF_NAME)
     first = " ".join(pages[0].split())
     assert "Answer: rtx4090-batch/b4 (batch = 4, rtx-4090)" in first
-    assert "Committed budget 110.00 USD" in first
-    assert "Cost per accepted result 110.00 USD" in first
-    assert "Series decides yes" in first
-    assert "Error findings 0" in first
+    assert "Committed budget USD 110.00 the whole 7-day package of GeForce RTX 4090: 1 x USD 110.00 per lot" in first
+    assert "Cost per accepted result USD 110.00" in first
+    assert "the timing runs separate the two clearly" in first
+    assert "No error finding: every claim checked agrees with the evidence." in first
     assert "SYNTHETIC DATA" in first
     assert f"page 1 of {len(pages)}" in first
     decision = json.loads(example_decision.read_text())
@@ -69,10 +69,11 @@ def test_first_page_answers_the_question(rendered: Path, example_decision: Path)
 
 def test_figures_and_sections_are_in_the_pdf(rendered: Path) -> None:
     text = " ".join(" ".join(pdf_text(rendered / PDF_NAME)).split())
-    for expected in ("The pre-registered rule", "96 h on the real timeline", "Smallest covering package: 7 days",
-                     "2,071.00 USD", "no p95 or other tail percentile",
+    for expected in ("The pre-registered rule", "96 h on the real timeline",
+                     "Smallest package that covers the window: 7 days", "USD 2,071.00",
+                     "No p95 or other tail percentile for rtx4090-batch/b8: 4 warm runs are too few",
                      "Errors (0)", "Warnings (0)", "Input files (SHA-256)", "NVIDIA GeForce RTX 4090",
-                     "not memory-feasible: 1 out-of-memory failure(s) kept as failure observations"):
+                     "rtx4090-batch/b8: ran out of GPU memory in 1 run (kept as a failure)."):
         assert expected in text, expected
 
 
@@ -88,7 +89,7 @@ def test_charts_are_svg_in_the_html_and_greyscale_images_in_the_pdf(rendered: Pa
     html = (rendered / HTML_NAME).read_text()
     svgs = [base64.b64decode(u).decode() for u in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)]
     assert len(svgs) == 2
-    assert "1 failed" in svgs[0] and "(no duration)" in svgs[0]  # the failed b8 run, named, not drawn at 0
+    assert "failed runs: 1" in svgs[0] and "(no duration)" in svgs[0]  # the failed b8 run, named, not at 0
     assert "peak allocated (part of reserved)" in svgs[1] and "failed" in svgs[1]
     images = pdf_images(rendered / PDF_NAME)
     assert [(cols[0], cols[5]) for cols in images] == [("3", "gray"), ("5", "gray")]  # page, colour space
@@ -103,12 +104,12 @@ def test_renders_are_byte_identical(example_decision: Path, tmp_path: Path, rend
     assert (tmp_path / PDF_NAME).read_bytes() == (rendered / PDF_NAME).read_bytes()
 
 
-def test_pdf_is_pdfa3b_with_evidence_attached(rendered: Path, example_decision: Path) -> None:
+def test_pdf_is_pdfa3a_with_evidence_attached(rendered: Path, example_decision: Path) -> None:
     reader = PdfReader(str(rendered / PDF_NAME))
     root: Any = reader.trailer["/Root"]
     xmp = root["/Metadata"].get_object().get_data().decode()
     assert 'pdfaid:part="3"' in xmp or "<pdfaid:part>3</pdfaid:part>" in xmp
-    assert 'pdfaid:conformance="B"' in xmp or "<pdfaid:conformance>B</pdfaid:conformance>" in xmp
+    assert 'pdfaid:conformance="A"' in xmp or "<pdfaid:conformance>A</pdfaid:conformance>" in xmp
     relationships = {}
     for spec in root["/AF"]:
         spec = spec.get_object()
@@ -129,9 +130,9 @@ def test_error_findings_show_in_the_title_block(campaign: Path, tmp_path: Path, 
     set_cell(campaign, 1, "quality_threshold", "0.5")
     out = tmp_path / "d.json"
     assert run_cli("check", str(campaign), "--out", str(out)).code == 1
-    html = render_html(json.loads(out.read_text()), signature_status="test")
+    html = render_html(json.loads(out.read_text()))
     assert "1 ERROR FINDING: the inputs contradict" in html
-    assert "(with 1 error findings)</title>" in html
+    assert "(with 1 error finding)</title>" in html
     assert rows  # the grid was read before mutation
 
 
@@ -139,7 +140,7 @@ def test_identical_attempts_share_a_row_but_a_failure_never_does(example_decisio
     from generator.render.view import build_view
 
     decision = json.loads(example_decision.read_text())
-    rows = [r for r in build_view(decision, signature_status="test")["acceptance_rows"]
+    rows = [r for r in build_view(decision)["acceptance_rows"]
             if r["configuration"] == "rtx4090-batch/b8"]
     assert [(r["attempts"], r["outcome"], r["count"]) for r in rows] == [
         ("cold 1, warm 1, 2, 4, 5", "ok", 5), ("warm 3", "oom", 1)]
@@ -155,7 +156,7 @@ def test_a_mismatched_claim_gets_its_own_highlighted_row(campaign: Path, tmp_pat
     set_cell(campaign, line, "quality_value", "0.9990")
     out = tmp_path / "d.json"
     assert run_cli("check", str(campaign), "--out", str(out)).code == 1
-    html = render_html(json.loads(out.read_text()), signature_status="test")
+    html = render_html(json.loads(out.read_text()))
     assert '<td>rtx4090-batch/b4</td><td>warm 2</td>' in html
     assert '<td class="mismatch">0.9990 / 0.8754</td>' in html
     assert '<td>rtx4090-batch/b4</td><td>cold 1, warm 1, 3\u20135</td>' in html
@@ -221,13 +222,14 @@ def test_templates_are_strict_and_escaped() -> None:
 
 
 @pytest.mark.parametrize("name,value,expected", [
-    ("usd", 11000, "110.00 USD"), ("usd", 207100, "2,071.00 USD"), ("usd", None, "undefined"),
-    ("usd", "69033.33", "690.33 USD"), ("seconds", 1.5, "1.500 s"), ("seconds", None, "\u2014"),
-    ("gib", 2**30, "1.00 GiB"), ("nbytes", 1234567, "1,234,567 B"), ("metric", 0.87667, "0.8767"),
-    ("yesno", True, "yes"), ("yesno", None, "\u2014"), ("plain", False, "false"), ("count", 1000, "1,000"),
+    ("usd", 11000, "USD\u00a0110.00"), ("usd", 207100, "USD\u00a02,071.00"), ("usd", None, "\u2014"),
+    ("usd", "69033.33", "USD\u00a0690.33"), ("seconds", 1.5, "1.500\u00a0s"), ("seconds", None, "\u2014"),
+    ("memory", 2**30, "1.00\u00a0GiB"), ("memory", 3 * 2**20, "3.00\u00a0MiB"), ("nbytes", 1234567, "1,234,567\u00a0B"),
+    ("metric", 0.87667, "0.8767"), ("yesno", True, "yes"), ("yesno", None, "\u2014"), ("plain", False, "false"),
+    ("count", 1000, "1,000"), ("finding_where", {"code": "c", "file": "f.csv", "line": 3}, "c (f.csv:3)"),
 ])
 def test_filters(name: str, value: object, expected: str) -> None:
-    result = filters.FILTERS[name](value)
+    result = environment("en").filters[name](value)
     assert result == expected and type(result) is str
 
 
@@ -248,10 +250,10 @@ def test_invalid_decision_is_a_usage_error(tmp_path: Path, run_cli) -> None:
 
 
 def test_charts_drawn_by_the_worker_process_equal_those_drawn_here(rendered: Path, example_decision: Path) -> None:
-    from generator.render.note import UNSIGNED_RENDER, campaign_evidence, render_note
+    from generator.render.note import campaign_evidence, render_note
 
     here = render_note(json.loads(example_decision.read_text()),
-                       campaign_evidence(EXAMPLE, example_decision.read_bytes()), signature_status=UNSIGNED_RENDER)
+                       campaign_evidence(EXAMPLE, example_decision.read_bytes()))
     assert here[HTML_NAME] == (rendered / HTML_NAME).read_bytes()  # `render` used the worker
     assert here[PDF_NAME] == (rendered / PDF_NAME).read_bytes()
 
@@ -278,8 +280,8 @@ def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_de
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     decision = json.loads(example_decision.read_text())
     with JsonWorker(module) as worker:
-        files = render_note(decision, [], signature_status="test", charts=worker)
-    assert files == render_note(decision, [], signature_status="test")
+        files = render_note(decision, [], charts=worker)
+    assert files == render_note(decision, [])
     assert files[HTML_NAME].decode().count('src="data:image/svg+xml;base64,') == 2
 
 
@@ -315,8 +317,8 @@ def test_a_chart_the_worker_garbled_is_drawn_here(example_decision: Path, tmp_pa
         "import sys\nsys.stdin.read()\n" + "".join(f"print({json.dumps(json.dumps(a))})\n" for a in answers))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     with JsonWorker("garbled_charts") as worker:
-        files = render_note(decision, [], signature_status="test", charts=worker)
-    assert files == render_note(decision, [], signature_status="test")
+        files = render_note(decision, [], charts=worker)
+    assert files == render_note(decision, [])
     assert files[PDF_NAME].count(b"/Subtype /Image") == 2
 
 
@@ -329,7 +331,7 @@ def test_a_chart_that_cannot_be_drawn_stops_the_note(example_decision: Path, mon
     monkeypatch.setattr(charts, "draw", broken)
     decision = json.loads(example_decision.read_text())
     with JsonWorker("generator.no_such_module") as worker, pytest.raises(RuntimeError, match="no matplotlib"):
-        render_note(decision, [], signature_status="test", charts=worker)
+        render_note(decision, [], charts=worker)
 
 
 def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision: Path) -> None:
@@ -337,6 +339,6 @@ def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision
 
     decision = json.loads(example_decision.read_text())
     with JsonWorker("generator.no_such_module") as broken:
-        html = render_note(decision, [], signature_status="test", charts=broken)[HTML_NAME].decode()
-    assert html == render_html(decision, signature_status="test")
+        html = render_note(decision, [], charts=broken)[HTML_NAME].decode()
+    assert html == render_html(decision)
     assert html.count('src="data:image/svg+xml;base64,') == 2

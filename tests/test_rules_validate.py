@@ -259,7 +259,7 @@ def test_invisible_characters_are_shown_not_applied_in_the_note(campaign: Path) 
     proto = _protocol(campaign)
     proto["question"] = proto["question"] + f" {RLO}tsaf"
     _write_protocol(campaign, proto)
-    html = render_html(check_campaign(campaign).decision, signature_status="test")
+    html = render_html(check_campaign(campaign).decision)
     assert RLO not in html
     assert "50.00 USD&lt;U+202E&gt;00.005" in html  # shown to the reader as <U+202E>
     assert "&lt;U+202E&gt;tsaf" in html

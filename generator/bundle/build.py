@@ -48,6 +48,8 @@ from generator.core.errors import AuditError, OutputExistsError, UsageError
 from generator.core.limits import Limits, applied
 from generator.core.safefiles import sha256_file
 from generator.core.worker import JsonWorker
+from generator.render.finance import Signature
+from generator.render.i18n import checked_language, require_fonts
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
 
 __all__ = ["MANIFEST", "MANIFEST_SIG", "SELF_CHECKSUM", "BuildResult", "InputChangedError", "build_bundle"]
@@ -85,12 +87,11 @@ def _organization(identity: Identity) -> str:
     return identity.subject
 
 
-def _signature_status(identity: Identity | None) -> str:
+def _signature(identity: Identity | None) -> Signature:
+    """What the note says of its signature: certified by the signer, or unsigned (build --unsigned)."""
     if identity is None:
-        return ("UNSIGNED: built with --unsigned; nothing proves who issued this note or that it is unchanged "
-                "beyond the bundle's checksums")
-    return (f"certified (PAdES, DocMDP: no changes permitted) by {identity.subject}, certificate SHA-256 "
-            f"{identity.fingerprint}")
+        return Signature("unsigned")
+    return Signature("certified", identity.subject, identity.fingerprint)
 
 
 @contextmanager
@@ -244,10 +245,11 @@ class _Order:
     make_zip: bool
     strict: bool
     tsa_url: str | None
+    language: str | None
 
 
 def _preflight(campaign_dir: Path, out: Path, identity: Identity | None, organization: str | None, make_zip: bool,
-               strict: bool, tsa_url: str | None) -> _Order:
+               strict: bool, tsa_url: str | None, language: str | None) -> _Order:
     """What can be refused before any work is refused here: the organisation name, the signing setup, the path."""
     org = _checked_organization(organization, identity)
     check_signing_setup(identity, tsa_url)
@@ -257,7 +259,9 @@ def _preflight(campaign_dir: Path, out: Path, identity: Identity | None, organiz
         raise UsageError(f"folder {out.parent} does not exist; create it first")
     if out.exists() or out.is_symlink():
         raise OutputExistsError(f"{out} already exists; choose a new bundle path (nothing is overwritten)")
-    return _Order(campaign_dir, out, identity, org, make_zip, strict, tsa_url)
+    if language is not None:
+        require_fonts(checked_language(language))  # a missing font is refused before any work
+    return _Order(campaign_dir, out, identity, org, make_zip, strict, tsa_url, language)
 
 
 def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copier, charts: JsonWorker,
@@ -268,7 +272,8 @@ def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copie
     (data / "decision.json").write_bytes(decision_bytes)
     (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
     files = render_note(result.decision, _evidence(result, decision_bytes),
-                        signature_status=_signature_status(order.identity), charts=charts)
+                        signature=_signature(order.identity), language=order.language,
+                        charts=charts)
     sums = _input_sums(result, copier.result())
     (data / HTML_NAME).write_bytes(files[HTML_NAME])
     step("signing", 0, 0)
@@ -344,17 +349,19 @@ def _silent(stage: str, done: int, total: int) -> None:
 def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, make_zip: bool = False,
                  strict: bool = False, organization: str | None = None,
                  progress: Progress | None = None, limits: Limits | None = None,
-                 tsa_url: str | None = None) -> BuildResult:
+                 tsa_url: str | None = None, language: str | None = None) -> BuildResult:
     """Validate, recompute, render, sign and write the bundle; nothing appears under `out` unless complete.
 
     `limits` (file size, JSON depth) apply to every input read; without them the active limits do.
     `tsa_url`: an RFC 3161 authority that timestamps the PDF signature (PAdES B-T).
+    `language`: the note's language (en, de, fr, zh), else the protocol's.
     """
     if limits is not None:
         with applied(limits):
             return build_bundle(campaign_dir, out, identity, make_zip=make_zip, strict=strict,
-                                organization=organization, progress=progress, tsa_url=tsa_url)
-    order = _preflight(campaign_dir, out, identity, organization, make_zip, strict, tsa_url)  # before any work
+                                organization=organization, progress=progress, tsa_url=tsa_url, language=language)
+    order = _preflight(campaign_dir, out, identity, organization, make_zip, strict, tsa_url,  # before any work
+                       language)
     with _claim(out), Copier() as copier, JsonWorker("generator.render.charts") as charts:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
         try:

@@ -20,7 +20,9 @@ from generator.bundle.verdict import Problem, Trust
 from generator.core.limits import Limits
 from generator.core.strictjson import JsonRefused, loads
 
-TITLE_ID = re.compile(r"Decision note (GA-[0-9A-F]{16})(?: |$)")
+# The note's title starts with its bundle ID in every language ("GA-…: Entscheidungsnotiz"), so that verify
+# reads it without knowing the language.
+TITLE_ID = re.compile(r"(GA-[0-9A-F]{16})(?::|$)")
 
 
 @dataclass

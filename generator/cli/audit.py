@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from generator.cli.options import CAMPAIGN_LIMITS, add_limits, reading_campaigns, require_max_findings
+from generator.cli.options import (
+    CAMPAIGN_LIMITS,
+    add_language_option,
+    add_limits,
+    reading_campaigns,
+    require_max_findings,
+)
 from generator.core.errors import OutputExistsError, QuoteError, UsageError
 
 
@@ -119,7 +125,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if args.campaign:
         reading_campaigns()  # the campaign is loaded and checked as `build` loads it
     written = render_decision_file(Path(args.decision), Path(args.outdir),
-                                   Path(args.campaign) if args.campaign else None)
+                                   Path(args.campaign) if args.campaign else None, language=args.lang)
     for path in written:
         print(path)
     return 0
@@ -177,10 +183,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "render",
         help="render decision.json as decision-note.html and decision-note.pdf",
         description="Render a decision.json (from `gpu-audit check --out`) into a self-contained HTML note and a "
-        "PDF/A-3b note in OUTDIR, with decision.json embedded in the PDF (and the raw results and protocol when "
+        "PDF/A-3a note in OUTDIR, with decision.json embedded in the PDF (and the raw results and protocol when "
         "--campaign is given). Existing files are refused. The same decision renders byte-identical files.",
     )
     p.add_argument("decision", metavar="DECISION_JSON", help="decision.json written by `gpu-audit check --out`")
     p.add_argument("-o", "--outdir", required=True, metavar="OUTDIR", help="folder to write the note into")
     p.add_argument("--campaign", metavar="CAMPAIGN_DIR", help="also embed this campaign's raw results and protocol")
+    add_language_option(p)
     p.set_defaults(handler=_cmd_render)

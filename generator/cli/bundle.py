@@ -11,6 +11,7 @@ from typing import Any
 from generator.cli.options import (
     BUNDLE_LIMITS,
     CAMPAIGN_LIMITS,
+    add_language_option,
     add_limits,
     limits_of,
     reading_campaigns,
@@ -123,7 +124,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     progress = _progress_bar() if show else None
     result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
                           strict=args.strict, organization=args.organization, progress=progress,
-                          limits=limits_of(args), tsa_url=args.tsa)
+                          limits=limits_of(args), tsa_url=args.tsa, language=args.lang)
     if show:
         sys.stderr.write("\n")
     errors = result.check.errors
@@ -198,6 +199,7 @@ def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="use a private key (or PKCS#12 file) that group or others can read; refused otherwise")
     p.add_argument("--zip", action="store_true", help="write one .zip file instead of a folder")
     p.add_argument("--strict", action="store_true", help="refuse to build when there are error findings")
+    add_language_option(p)
     p.add_argument("--organization", metavar="NAME", help="bag-info Source-Organization (default: the signer)")
     p.add_argument("--tsa", metavar="URL", help="RFC 3161 time-stamping authority that timestamps the PDF signature "
                    "(PAdES B-T): the one network request gpu-audit makes, and only when given")

@@ -29,6 +29,17 @@ def positive_amount(text: str) -> int:
     return int(m.group(1)) * _UNITS[unit]
 
 
+# The note's languages (generator.render.i18n.LANGUAGES, which a test keeps equal): named here so that parsing
+# the command line never imports Babel.
+NOTE_LANGUAGES = ("en", "de", "fr", "zh")
+
+
+def add_language_option(p: argparse.ArgumentParser) -> None:
+    """Give `p` the --lang option: the note's language, overriding the protocol's `language`."""
+    p.add_argument("--lang", choices=NOTE_LANGUAGES, metavar="LANG",
+                   help="the note's language: en, de, fr or zh (default: the protocol's language, else en)")
+
+
 def add_limits(p: argparse.ArgumentParser, names: Sequence[str]) -> None:
     """Give `p` the --max-... option of each limit in `names`, with its documented help and default."""
     helps = {

@@ -1,4 +1,4 @@
-"""Where the packaged `schemas/` and `templates/` folders are: the one place that knows."""
+"""Where the packaged `schemas/`, `templates/` and catalogue folders are: the one place that knows."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ from typing import Any
 # In the source tree generator/schemas and generator/templates are symbolic links to the
 # top-level folders; in a wheel they are real folders. Either way the package resource path works.
 _PACKAGE = "generator"
+
+
+def locale_dir() -> Traversable:
+    """The folder holding the note's gettext catalogues, one folder per language (`de/LC_MESSAGES/...`)."""
+    return resources.files(_PACKAGE) / "render" / "locale"
 
 
 def schemas_dir() -> Traversable:

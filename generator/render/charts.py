@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import base64
 import io
+import shutil
+import subprocess
 import sys
+import textwrap
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from matplotlib import rc_context
+from matplotlib import font_manager, rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
+
+from generator.core.errors import EnvironmentProblemError
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -28,9 +34,16 @@ PNG_DPI = 200  # 6.6 in wide: some 190 dots per inch across the A4 text width
 FORMATS = ("png", "svg")
 # Fixed salt and no date: the same data gives byte-identical SVG.
 _RC: dict[RcKeyType, Any] = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8,
-                             "font.family": "DejaVu Sans", "axes.spines.top": False, "axes.spines.right": False}
-PHASE_LABELS = {"model_load": "load", "inputs": "inputs", "cold_forward": "cold", "warmup": "warm-\nup",
-                "warm_forward": "warm"}
+                             "axes.spines.top": False, "axes.spines.right": False}
+PHASE_WORDS = {"model_load": "load", "inputs": "inputs", "cold_forward": "cold", "warmup": "warmup"}
+LABEL_WIDTH = 12  # characters per line of a phase's label under its bar
+MIB = 2**20
+# The chart's words in English; the note's language sends its own (generator.render.i18n.chart_words).
+ENGLISH = {"warm_run": "warm run", "cold_run": "cold run", "warm_median": "median warm time",
+           "elapsed": "elapsed seconds per complete run (timer scope as registered)",
+           "failed_runs": "failed runs: %(num)s (no duration)", "failed": "failed", "peak_reserved": "peak reserved",
+           "peak_allocated": "peak allocated (part of reserved)", "load": "load", "inputs": "inputs",
+           "cold": "cold", "warmup": "warm-up", "warm_max": "warm (max of %(num)s)"}
 
 
 def figure_inches(name: str, request: dict[str, Any]) -> tuple[float, float]:
@@ -38,7 +51,7 @@ def figure_inches(name: str, request: dict[str, Any]) -> tuple[float, float]:
     if name == "durations":
         return WIDTH_IN, 1.0 + 0.3 * len(request["durations"])
     experiments = {experiment for experiment, _title, _phases in request["memory"]}
-    return WIDTH_IN, 0.45 + 1.35 * len(experiments)  # one row of axes per experiment
+    return WIDTH_IN, 0.8 + 1.9 * len(experiments)  # one row of axes per experiment
 
 
 def _to_data_url(fig: Figure, fmt: str) -> str:
@@ -68,7 +81,17 @@ def _label_margin(labels: list[str], width_in: float) -> float:
     return min(0.45, (0.25 + 0.062 * longest) / width_in)
 
 
-def durations_chart(configs: list[dict[str, Any]]) -> Figure:
+def _wrapped(text: str) -> str:
+    return textwrap.fill(text, LABEL_WIDTH, break_long_words=False, break_on_hyphens=True)
+
+
+def _fonts(request: dict[str, Any]) -> dict[RcKeyType, Any]:
+    """The fonts of the note's language (Noto Sans CJK for Chinese after DejaVu Sans: matplotlib falls back
+    glyph by glyph along the list)."""
+    return {"font.family": list(request.get("fonts") or ["DejaVu Sans"])}
+
+
+def durations_chart(configs: list[dict[str, Any]], words: dict[str, str] = ENGLISH) -> Figure:
     """Each raw run a point (warm circles, cold triangles), the warm median a bar, failures named, never at 0."""
     with rc_context(_RC):
         _, height = figure_inches("durations", {"durations": configs})
@@ -81,42 +104,46 @@ def durations_chart(configs: list[dict[str, Any]]) -> Figure:
         for y, c in enumerate(configs):
             warm, cold = c["timing"]["warm"], c["timing"]["cold"]
             ax.scatter(warm["durations"], [y] * len(warm["durations"]), marker="o", s=16, facecolors="white",
-                       edgecolors="black", linewidths=0.8, zorder=3, label="warm run" if y == 0 else None)
+                       edgecolors="black", linewidths=0.8, zorder=3, label=words["warm_run"] if y == 0 else None)
             ax.scatter(cold["durations"], [y] * len(cold["durations"]), marker="^", s=18, color="0.45", zorder=3,
-                       label="cold run" if y == 0 else None)
+                       label=words["cold_run"] if y == 0 else None)
             if warm["median"] is not None:
                 ax.plot([warm["median"]] * 2, [y - 0.3, y + 0.3], color="black", linewidth=2.2, zorder=4,
-                        label="warm median" if y == 0 else None)
+                        label=words["warm_median"] if y == 0 else None)
             failed = warm["failures"] + cold["failures"]
             if failed:
-                ax.annotate(f"{failed} failed\n(no duration)", (xmax * 1.04, y), va="center", fontsize=7,
+                ax.annotate(textwrap.fill(words["failed_runs"] % {"num": failed}, 16), (xmax * 1.04, y),
+                            va="center", fontsize=7,
                             fontweight="bold", annotation_clip=False)
         ax.set_yticks(range(len(configs)), labels)
         ax.set_ylim(len(configs) - 0.5, -0.5)
         ax.set_xlim(0, xmax * 1.03)
-        ax.set_xlabel("elapsed seconds per complete run (timer scope as registered)")
+        ax.set_xlabel(words["elapsed"])
         ax.grid(axis="x", color="0.85", linewidth=0.6)
         ax.legend(loc="lower right", fontsize=7, frameon=False, ncols=3, bbox_to_anchor=(1.0, 1.0))
         return fig
 
 
-def phase_peaks(phases: list[dict[str, Any]]) -> list[tuple[str, int | None, int | None, bool]]:
+def phase_peaks(phases: list[dict[str, Any]],
+                words: dict[str, str] = ENGLISH) -> list[tuple[str, int | None, int | None, bool]]:
     """(label, peak allocated, peak reserved, failed) per phase; the warm repeats as one bar at their maximum."""
     rows: list[tuple[str, int | None, int | None, bool]] = []
     warm = [p for p in phases if p["phase"] == "warm_forward"]
     for p in phases:
         if p["phase"] != "warm_forward":
-            rows.append((PHASE_LABELS.get(p["phase"], p["phase"]), p.get("peak_allocated_bytes"),
+            name = PHASE_WORDS.get(p["phase"])
+            rows.append((_wrapped(words[name] if name else p["phase"]), p.get("peak_allocated_bytes"),
                          p.get("peak_reserved_bytes"), p["status"] == "failed"))
     if warm:
         alloc = [p["peak_allocated_bytes"] for p in warm if p.get("peak_allocated_bytes") is not None]
         res = [p["peak_reserved_bytes"] for p in warm if p.get("peak_reserved_bytes") is not None]
-        rows.append((f"warm\n(max of {len(warm)})", max(alloc) if alloc else None, max(res) if res else None,
+        rows.append((_wrapped(words["warm_max"] % {"num": len(warm)}), max(alloc) if alloc else None,
+                     max(res) if res else None,
                      any(p["status"] == "failed" for p in warm)))
     return rows
 
 
-def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> Figure:
+def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]], words: dict[str, str] = ENGLISH) -> Figure:
     """Peak reserved as an outlined bar with peak allocated inside it (never summed), per phase.
 
     One row per experiment (one GPU model, one y scale), its configurations side by side as groups of bars:
@@ -128,49 +155,85 @@ def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]]) -> Figure:
     _, height = figure_inches("memory", {"memory": panels})
     with rc_context(_RC):
         fig = Figure(figsize=(WIDTH_IN, height))
-        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.5 / height, top=1 - 0.42 / height, hspace=0.9)
+        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.8 / height, top=1 - 0.42 / height, hspace=1.6)
+        highest = max((p[2] or 0 for members in rows.values() for _, phases in members for p in phase_peaks(phases)),
+                      default=0)
+        unit, scale = ("MiB", MIB) if highest < GIB else ("GiB", GIB)  # MiB keeps small differences visible
         for r, members in enumerate(rows.values()):
             ax = fig.add_subplot(len(rows), 1, r + 1)
-            top = max([(p[2] or 0) / GIB for _, phases in members for p in phase_peaks(phases)] + [1e-9])
+            top = max([(p[2] or 0) / scale for _, phases in members for p in phase_peaks(phases)] + [1e-9])
             start, ticks, labels = 0, [], []
             for title, phases in members:
-                peaks = phase_peaks(phases)
+                peaks = phase_peaks(phases, words)
                 xs = [start + i for i in range(len(peaks))]
                 first = r == 0 and start == 0
-                ax.bar(xs, [(p[2] or 0) / GIB for p in peaks], width=0.75, color="0.9", edgecolor="black",
-                       linewidth=0.6, label="peak reserved" if first else None)
-                ax.bar(xs, [(p[1] or 0) / GIB for p in peaks], width=0.4, color="0.25",
-                       label="peak allocated (part of reserved)" if first else None)
+                ax.bar(xs, [(p[2] or 0) / scale for p in peaks], width=0.75, color="0.9", edgecolor="black",
+                       linewidth=0.6, label=words["peak_reserved"] if first else None)
+                ax.bar(xs, [(p[1] or 0) / scale for p in peaks], width=0.4, color="0.25",
+                       label=words["peak_allocated"] if first else None)
                 ax.text((xs[0] + xs[-1]) / 2, 1.04, title, transform=ax.get_xaxis_transform(), ha="center",
                         fontsize=7)
                 for x, p in zip(xs, peaks, strict=True):
                     if p[3]:
-                        ax.annotate("failed", (x, (p[2] or 0) / GIB + top * 0.04), ha="center", fontsize=6,
+                        ax.annotate(words["failed"], (x, (p[2] or 0) / scale + top * 0.04), ha="center", fontsize=6,
                                     fontweight="bold", annotation_clip=False)
                 ticks += xs
                 labels += [p[0] for p in peaks]
                 start += len(peaks) + 1  # one empty slot between configurations
-            ax.set_xticks(ticks, labels, fontsize=6)
+            ax.set_xticks(ticks, labels, fontsize=6, rotation=90)  # upright, long words overlap their neighbours
             ax.set_ylim(0, top * 1.25)  # room for "failed" inside the axes, below the configurations' names
             ax.tick_params(axis="x", length=0)
             ax.tick_params(axis="y", labelsize=6)
             ax.locator_params(axis="y", nbins=4)
             ax.grid(axis="y", color="0.85", linewidth=0.6)
-            ax.set_ylabel("GiB", fontsize=7)
+            ax.set_ylabel(unit, fontsize=7)
             if r == 0:
                 fig.legend(loc="upper right", fontsize=7, frameon=False, ncols=2)
         return fig
 
 
+def _known_fonts(families: list[str]) -> None:
+    """Make sure matplotlib knows each family: its font cache may predate a font installed since (Noto Sans CJK
+    after matplotlib's first run), so a family it lacks is added from the files fontconfig names."""
+    for family in families:
+        try:
+            font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+        except ValueError:
+            fc_list = shutil.which("fc-list")
+            listed = subprocess.run([fc_list, f":family={family}", "file"], capture_output=True, text=True,
+                                    check=False, timeout=30).stdout if fc_list else ""
+            for path in sorted({line.split(":")[0] for line in listed.splitlines() if line.strip()}):
+                font_manager.fontManager.addfont(path)
+
+
 def draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
-    """Both charts as data URLs, once per format of FORMATS in that order; None for a chart with nothing to show."""
+    """Both charts as data URLs, once per format of FORMATS in that order; None for a chart with nothing to show.
+
+    A glyph no font of the language has is an error, never an empty box in the chart.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", r"Glyph \d+ .*missing from font", UserWarning)
+        try:
+            yield from _draw(request)
+        except UserWarning as exc:
+            raise EnvironmentProblemError(f"the charts cannot be drawn in the note's language ({exc}); install "
+                                          "the fonts the README lists (Debian: fonts-dejavu-core, fonts-noto-cjk)"
+                                          ) from None
+
+
+def _draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
+    _known_fonts(list(request.get("fonts") or []))
+    words = {**ENGLISH, **(request.get("words") or {})}
     makers: dict[str, Callable[[], Figure]] = {
-        "durations": lambda: durations_chart(request["durations"]),
-        "memory": lambda: memory_chart([tuple(p) for p in request["memory"]]),
+        "durations": lambda: durations_chart(request["durations"], words),
+        "memory": lambda: memory_chart([tuple(p) for p in request["memory"]], words),
     }
-    figures = {name: make() if request[name] else None for name, make in makers.items()}
+    with rc_context(_fonts(request)):
+        figures = {name: make() if request[name] else None for name, make in makers.items()}
     for fmt in FORMATS:
-        yield {name: None if fig is None else _to_data_url(fig, fmt) for name, fig in figures.items()}
+        with rc_context(_fonts(request)):
+            drawn = {name: None if fig is None else _to_data_url(fig, fmt) for name, fig in figures.items()}
+        yield drawn
 
 
 if __name__ == "__main__":

@@ -2,68 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from markupsafe import Markup
 
 from generator.audit.textsafety import visible as _visible
-from generator.core.money import usd_amount
 
-GIB = 2**30
 DASH = "\u2014"
 # The note's layout time grows with the square of an unbroken run of characters (WeasyPrint's overflow-wrap
 # tries every break point): 100,000 characters took minutes. So the note shows at most this much of any one
 # text; the whole text stays in decision.json (and the grid), and the note says so.
 TEXT_CHARS = 2000
 ELLIPSIS = "\u2026"
-
-
-def usd(cents: Any) -> str:
-    """Integer cents as '110.00 USD'; None as 'undefined'."""
-    return "undefined" if cents is None else f"{usd_amount(cents, grouping=True)} USD"
-
-
-def seconds(value: Any, digits: int = 3) -> str:
-    """Seconds with a unit; None as a dash (not recorded)."""
-    if value is None:
-        return DASH
-    return f"{float(value):,.{digits}f} s"
-
-
-def gib(value: Any) -> str:
-    """Bytes as GiB (2**30) with two decimals; None as a dash."""
-    if value is None:
-        return DASH
-    return f"{int(value) / GIB:,.2f} GiB"
-
-
-def nbytes(value: Any) -> str:
-    """Exact bytes with thousands separators; None as a dash."""
-    if value is None:
-        return DASH
-    return f"{int(value):,} B"
-
-
-def metric(value: Any) -> str:
-    """A metric value with four decimals; None as a dash."""
-    if value is None:
-        return DASH
-    return f"{float(value):.4f}"
-
-
-def yesno(value: Any) -> str:
-    """Booleans as yes/no; None as a dash (not recorded)."""
-    if value is None:
-        return DASH
-    return "yes" if value else "no"
-
-
-def count(value: Any) -> str:
-    """An integer with thousands separators; None as a dash."""
-    if value is None:
-        return DASH
-    return f"{int(value):,}"
 
 
 def plain(value: Any) -> str:
@@ -73,13 +26,6 @@ def plain(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def decides(value: Any) -> str:
-    """Whether the timing series decides: yes/no, or 'not applicable' when no order rests on time."""
-    if value is None:
-        return "not applicable (no order rests on time)"
-    return "yes" if value else "no"
 
 
 def visible(value: Any) -> str:
@@ -101,9 +47,17 @@ def shorten(text: str, limit: int) -> tuple[str, int | None]:
     return cut, len(text)
 
 
-def shortened(length: Any, where: str = "decision.json") -> str:
-    """What the note says after a text it cut: how long the whole text is and where to read it."""
-    return f"{ELLIPSIS} [shortened: {int(length):,} characters; the whole text is in {where}]"
+def _english(text: str) -> str:
+    return text
+
+
+def shortened(length: Any, where: str = "decision.json", gettext: Callable[[str], str] = _english,
+              count: Callable[[Any], str] = "{:,}".format) -> str:
+    """What the note says after a text it cut: how long the whole text is and where to read it (in the note's
+    language with its `gettext` and `count`)."""
+    _ = gettext
+    words = _("[shortened: %(length)s characters; the whole text is in %(where)s]")
+    return f"{ELLIPSIS} " + words % {"length": count(int(length)), "where": where}
 
 
 _CHART_SOURCE = re.compile(r"data:image/(png|svg\+xml);base64,[A-Za-z0-9+/]*={0,2}")
@@ -118,7 +72,7 @@ def chart_source(value: Any) -> Any:
     return value
 
 
-def shown(value: Any) -> Any:
+def shown(value: Any, gettext: Callable[[str], str] = _english, count: Callable[[Any], str] = "{:,}".format) -> Any:
     """The environment's finalize: every value the templates print passes here, so that no input text can
     reorder or hide what the note shows ("50.00 USD" displayed for other bytes). Markup (a macro's output,
     already shown this way) gets the tag as HTML entities; other values are left to autoescaping. A text
@@ -127,9 +81,57 @@ def shown(value: Any) -> Any:
         return Markup(_visible(str(value), "&lt;U+{:04X}&gt;"))
     if isinstance(value, str):
         text, length = shorten(value, TEXT_CHARS)
-        return text if length is None else text + " " + shortened(length)
+        return text if length is None else text + " " + shortened(length, gettext=gettext, count=count)
     return value
 
 
-FILTERS = {"chart_source": chart_source, "visible": visible, "decides": decides, "usd": usd, "seconds": seconds,
-           "gib": gib, "nbytes": nbytes, "metric": metric, "yesno": yesno, "count": count, "plain": plain}
+def finding_where(ref: Any) -> str:
+    """A finding reference as its code and place: 'ids-mismatch (resultats-bruts.csv:4)'."""
+    place = f"{ref['file']}:{ref['line']}" if ref.get("line") else str(ref["file"])
+    return f"{ref['code']} ({place})"
+
+
+_CSS_PLACES = {"{bundle}": "string(bundle)", "{page}": "counter(page)", "{pages}": "counter(pages)"}
+_CSS_SPLIT = re.compile("(" + "|".join(re.escape(k) for k in _CSS_PLACES) + ")")
+
+
+def css_content(text: Any) -> Markup:
+    """A translated running footer as a CSS `content` value: its words as CSS strings in which every character
+    but letters, digits and spaces is a hex escape (nothing can close the string or the style element), and
+    {bundle}, {page} and {pages} as the bundle ID and the page counters."""
+    words = text.unescape() if isinstance(text, Markup) else str(text)
+    parts = []
+    for part in _CSS_SPLIT.split(words):
+        if part in _CSS_PLACES:
+            parts.append(_CSS_PLACES[part])
+        elif part:
+            parts.append('"' + "".join(c if c.isalnum() or c == " " else f"\\{ord(c):06x}" for c in part) + '"')
+    return Markup(" ".join(parts) or '""')
+
+
+def finalize_in(gettext: Callable[[str], str], count: Callable[[Any], str]) -> Callable[[Any], Any]:
+    """`shown` in the note's language: the word after a cut text is the language's, its count grouped its way."""
+    return functools.partial(shown, gettext=gettext, count=count)
+
+
+def worded(gettext: Callable[[str], str], count: Callable[[Any], str]) -> dict[str, Any]:
+    """The filters that need words of the note's language (`gettext` of its catalogue, its `count` format):
+    yes/no, and `cut`, for a text placed into a translated sentence, cut at TEXT_CHARS as every printed text
+    is (the sentence is Markup, which `shown` leaves whole)."""
+    _ = gettext
+    finalize = finalize_in(gettext, count)
+
+    def cut(value: Any) -> Any:
+        return finalize(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+    def yesno(value: Any) -> str:
+        """Booleans as yes/no; None as a dash (not recorded)."""
+        if value is None:
+            return DASH
+        return str(_("yes") if value else _("no"))
+
+    return {"yesno": yesno, "cut": cut}
+
+
+FILTERS = {"chart_source": chart_source, "visible": visible, "plain": plain, "finding_where": finding_where,
+           "css_content": css_content}

@@ -1,4 +1,4 @@
-"""Render decision.json into the HTML note (Jinja2) and its PDF/A-3b twin (WeasyPrint) with the evidence attached."""
+"""Render decision.json into the HTML note (Jinja2, in its language) and its PDF/A-3a twin (WeasyPrint)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from generator.core.errors import OutputExistsError, UsageError
 from generator.core.resources import templates_dir
 from generator.core.safefiles import write_new_files
 from generator.core.worker import JsonWorker
-from generator.render.filters import FILTERS, shown
+from generator.render.filters import FILTERS, finalize_in, worded
+from generator.render.finance import RENDERED, Signature
+from generator.render.i18n import Formats, checked_language, require_fonts, translations
 from generator.render.view import build_view, chart_request
 from generator.render.weasy import load_weasyprint
 
@@ -28,6 +30,7 @@ HTML_NAME = "decision-note.html"
 PDF_NAME = "decision-note.pdf"
 TEMPLATE = "note.html.j2"
 CHARTS = {"durations", "memory"}
+PDF_VARIANT = "pdf/a-3a"  # PDF/A-3 level A: tagged structure, so the note reads in order and aloud
 Charts = dict[str, str | None]
 
 
@@ -41,31 +44,46 @@ class Evidence:
     relationship: str
 
 
-def environment() -> jinja2.Environment:
-    """The Jinja2 environment: package templates, autoescape on, undefined names are errors."""
+def environment(language: str = "en") -> jinja2.Environment:
+    """The Jinja2 environment of one language: package templates, autoescape on, undefined names are errors,
+    every word from the language's gettext catalogue (newstyle: placeholders by name, values escaped)."""
     def load(name: str) -> str | None:
         path = templates_dir() / name
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
+    catalogue, formats = translations(language), Formats(language)
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(load),  # resources.py is the one place that knows where templates are
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
-        finalize=shown,  # every printed value: invisible and bidirectional controls shown as <U+202E>
+        # every printed value: invisible and bidirectional controls shown as <U+202E>, long texts cut
+        finalize=finalize_in(catalogue.gettext, formats.count),
+        extensions=["jinja2.ext.i18n"],
     )
+    env.install_gettext_translations(catalogue, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(FILTERS)
+    env.filters.update(formats.filters())
+    env.filters.update(worded(catalogue.gettext, formats.count))
     return env
+
+
+def note_language(decision: dict[str, Any], language: str | None = None) -> str:
+    """The language to render in: the one asked for (--lang), else the protocol's, else English."""
+    campaign = decision.get("campaign") or {}
+    return checked_language(language if language is not None else campaign.get("language"))
 
 
 def _page(template: jinja2.Template, view: dict[str, Any], charts: Charts) -> str:
     return template.render(**view, durations_chart=charts["durations"], memory_chart=charts["memory"])
 
 
-def render_html(decision: dict[str, Any], *, signature_status: str) -> str:
+def render_html(decision: dict[str, Any], *, signature: Signature = RENDERED, language: str | None = None) -> str:
     """The self-contained HTML note: inline CSS, the charts as SVG data URLs (drawn in this process)."""
-    _png, svg = _drawn_charts(None, chart_request(decision))
-    return _page(environment().get_template(TEMPLATE), build_view(decision, signature_status=signature_status), svg)
+    lang = note_language(decision, language)
+    _png, svg = _drawn_charts(None, chart_request(decision, lang))
+    return _page(environment(lang).get_template(TEMPLATE), build_view(decision, signature=signature, language=lang),
+                 svg)
 
 
 CHART_FORMATS = (("png", "data:image/png;base64,"), ("svg", "data:image/svg+xml;base64,"))
@@ -122,7 +140,8 @@ def _moment(decision: dict[str, Any]) -> datetime:
 
 
 def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence]) -> bytes:
-    """PDF/A-3b from the HTML, with the evidence embedded as associated files; dates fixed by the decision.
+    """PDF/A-3a (tagged: headings, table headers, the language) from the HTML, with the evidence embedded as
+    associated files; dates fixed by the decision.
 
     The charts are in the HTML as data: URLs, the one kind of URL the fetcher allows.
     """
@@ -135,7 +154,7 @@ def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence]) ->
     document = weasyprint.HTML(string=html, url_fetcher=fetcher, base_url=None)
     out = io.BytesIO()
     with _source_date_epoch(when):
-        document.write_pdf(out, pdf_variant="pdf/a-3b", attachments=attachments, finisher=_associate_once)
+        document.write_pdf(out, pdf_variant=PDF_VARIANT, attachments=attachments, finisher=_associate_once)
     return out.getvalue()
 
 
@@ -179,15 +198,16 @@ def _require_decision(decision: dict[str, Any]) -> None:
         raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
 
 
-def ask_for_charts(charts: JsonWorker, decision: dict[str, Any]) -> None:
+def ask_for_charts(charts: JsonWorker, decision: dict[str, Any], language: str | None = None) -> None:
     """Give the chart worker its request now, so that it draws while the caller does other work; then pass
     `asked=True` to render_note. The PDF's layout waits for the PNG: the sooner asked, the less it waits."""
     _require_decision(decision)
-    charts.send(chart_request(decision))
+    charts.send(chart_request(decision, note_language(decision, language)))
 
 
-def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature_status: str,
-                charts: JsonWorker | None = None, asked: bool = False) -> dict[str, bytes]:
+def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature: Signature = RENDERED,
+                language: str | None = None, charts: JsonWorker | None = None,
+                asked: bool = False) -> dict[str, bytes]:
     """Both renderings of the note, by file name.
 
     `charts` is a worker process started with `generator.render.charts` (`asked`: already given its request
@@ -196,12 +216,14 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
     layout waits for them), the HTML as SVG, which the worker draws while the PDF is laid out.
     """
     _require_decision(decision)
-    request = chart_request(decision)
+    lang = note_language(decision, language)
+    require_fonts(lang)  # a missing font would print empty boxes: refused before any work
+    request = chart_request(decision, lang)
     if charts is not None and not asked:
         charts.send(request)
     load_weasyprint()  # the heavy import, while the worker draws
-    template = environment().get_template(TEMPLATE)
-    view = build_view(decision, signature_status=signature_status)
+    template = environment(lang).get_template(TEMPLATE)
+    view = build_view(decision, signature=signature, language=lang)
     drawn = _drawn_charts(charts, request)
     pdf = render_pdf(_page(template, view, next(drawn)), decision, evidence)
     return {HTML_NAME: _page(template, view, next(drawn)).encode("utf-8"), PDF_NAME: pdf}
@@ -276,16 +298,14 @@ def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[
 _UNLOCATED = frozenset({"path-outside-campaign", "missing-file"})  # the file named cannot be read at all
 
 
-UNSIGNED_RENDER = "none: rendered by `gpu-audit render`; signed notes come from `gpu-audit build`"
-
-
-def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path | None = None) -> list[Path]:
+def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path | None = None,
+                         language: str | None = None) -> list[Path]:
     """`gpu-audit render`: decision.json to decision-note.html and decision-note.pdf in outdir."""
     refuse_existing(outdir, (HTML_NAME, PDF_NAME))  # at once, not after a second of rendering (checked again)
     with JsonWorker("generator.render.charts") as charts:  # it imports matplotlib meanwhile
         decision, data = load_decision(decision_path)  # the very bytes checked are the ones embedded
-        ask_for_charts(charts, decision)  # it draws while the campaign is read and WeasyPrint is imported
-        files = render_note(decision, campaign_evidence(campaign_dir, data), signature_status=UNSIGNED_RENDER,
-                            charts=charts, asked=True)
+        ask_for_charts(charts, decision, language)  # it draws while the campaign is read and WeasyPrint is imported
+        files = render_note(decision, campaign_evidence(campaign_dir, data), language=language, charts=charts,
+                            asked=True)
     refuse_existing(outdir, files)  # again: a file may have appeared while the note was rendered
     return write_new_files(outdir, {name: (content, 0o644) for name, content in files.items()}, what="note")

@@ -10,8 +10,11 @@ from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
 
 # bundle_id: one definition, shared with `verify` (which must not import this module)
 from generator.bundle.bundleid import bundle_id
+from generator.render import finance, i18n
 from generator.render.filters import shorten
+from generator.render.finance import Signature
 
+HTML_LANGUAGE = {"zh": "zh-Hans"}  # the note's `lang` (BCP 47): Simplified Chinese says its script
 # What the note lists at most (README, `render`): past these it says how many it left out and where they are
 # (decision.json, findings.json, the grid), so that the time to lay the note out stays bounded by these caps
 # and not by the size of the inputs. Every text is also cut at filters.TEXT_CHARS.
@@ -57,12 +60,17 @@ def _index_list(indexes: list[int]) -> str:
     return ", ".join(parts)
 
 
-def attempt_list(runs: list[dict[str, Any]]) -> str:
-    """The attempts named by phase and number, e.g. 'cold 1, warm 1–5'."""
+def attempt_parts(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The attempts as (phase, run numbers) pairs, e.g. [('cold', '1'), ('warm', '1–5')]: the note words the phase."""
     by_phase: dict[str, list[int]] = {}
     for run in runs:
         by_phase.setdefault(run["phase"], []).append(run["run_index"])
-    return ", ".join(f"{phase} {_index_list(sorted(indexes))}" for phase, indexes in by_phase.items())
+    return [(phase, _index_list(sorted(indexes))) for phase, indexes in by_phase.items()]
+
+
+def attempt_list(runs: list[dict[str, Any]]) -> str:
+    """The attempts named by phase and number, e.g. 'cold 1, warm 1–5'."""
+    return ", ".join(f"{phase} {numbers}" for phase, numbers in attempt_parts(runs))
 
 
 def group_attempts(config_id: str, runs: list[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
@@ -74,8 +82,8 @@ def group_attempts(config_id: str, runs: list[dict[str, Any]], key: Any) -> list
     groups: dict[Any, list[dict[str, Any]]] = {}
     for run in runs:
         groups.setdefault(key(run), []).append(run)
-    return [{**members[0], "configuration": config_id, "attempts": attempt_list(members), "count": len(members)}
-            for members in groups.values()]
+    return [{**members[0], "configuration": config_id, "attempts": attempt_list(members),
+             "attempt_parts": attempt_parts(members), "count": len(members)} for members in groups.values()]
 
 
 def _acceptance_key(run: dict[str, Any]) -> Any:
@@ -99,14 +107,11 @@ def _notes(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     notes = []
     for text, by_config in grouped.items():
         carried = sum(len(runs) for runs in by_config.values())
-        if carried == total:
-            where = f"all {total} attempts"
-        else:
-            where = "; ".join(f"{cid}: {attempt_list(runs)}" for cid, runs in by_config.items())
         lines = sorted({r["line"] for runs in by_config.values() for r in runs})
         cut, length = shorten(text, NOTE_CHARS)
-        notes.append({"attempts": where, "text": cut, "length": length, "lines": _index_list(lines),
-                      "line_count": len(lines)})
+        notes.append({"everywhere": total if carried == total else 0,
+                      "places": [(cid, attempt_parts(runs)) for cid, runs in by_config.items()],
+                      "text": cut, "length": length, "lines": _index_list(lines), "line_count": len(lines)})
     return notes
 
 
@@ -135,17 +140,34 @@ def _environments(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def chart_request(decision: dict[str, Any]) -> dict[str, Any]:
-    """What the charts need from decision.json, and nothing else (it travels to a worker as JSON)."""
+def chart_request(decision: dict[str, Any], language: str = "en") -> dict[str, Any]:
+    """What the charts need from decision.json, and nothing else (it travels to a worker as JSON), with their
+    words and fonts in the note's language."""
     configs = decision["configurations"]
-    return {"durations": [{"id": c["id"], "timing": c["timing"]} for c in configs],
+    return {"words": i18n.chart_words(i18n.translations(language)), "fonts": i18n.chart_fonts(language),
+            "durations": [{"id": c["id"], "timing": c["timing"]} for c in configs],
             "memory": [(c["experiment_id"], c["id"], c["measurement"]["phases"]) for c in configs
                        if c.get("measurement")]}
 
 
-def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, Any]:
+def _memory_peaks(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each measured configuration's highest peaks over its phases: what the memory chart's text alternative says."""
+    peaks = []
+    for c in configs:
+        phases = c["measurement"]["phases"] if c.get("measurement") else []
+        allocated = [p["peak_allocated_bytes"] for p in phases if p.get("peak_allocated_bytes") is not None]
+        reserved = [p["peak_reserved_bytes"] for p in phases if p.get("peak_reserved_bytes") is not None]
+        if phases:
+            peaks.append({"configuration": c["id"], "allocated": max(allocated, default=None),
+                          "reserved": max(reserved, default=None)})
+    return peaks
+
+
+def build_view(decision: dict[str, Any], *, signature: Signature = finance.RENDERED,
+               language: str = "en") -> dict[str, Any]:
     """Everything the template shows, from decision.json alone; the charts are drawn apart (generator.render.charts)."""
     configs = decision["configurations"]
+    rented = finance.packages(decision)
     by_id = {c["id"]: c for c in configs}
     answer = decision["decision"]["answer"]
     findings = decision["findings"]
@@ -162,7 +184,18 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
     notes = _notes(configs)
     return {
         "bundle_id": bundle_id(decision),
-        "signature_status": signature_status,
+        "language": HTML_LANGUAGE.get(language, language),
+        "signature": signature,
+        "verify_command": finance.verify_command(signature),
+        "packages": rented,
+        "chosen_package": next((p for p in rented if answer and by_id[answer]["experiment_id"] == p["experiment"]),
+                               None),
+        "total": finance.campaign_total(rented),
+        "unpriced_gpus": finance.unpriced_gpus(decision),
+        "exclusions": finance.exclusions(configs),
+        "tail_groups": finance.tail_groups(configs),
+        "memory_peaks": _memory_peaks(configs),
+        "timezone": decision["window"]["timezone"] if decision["window"] else None,
         "decision": decision,
         "campaign": decision["campaign"],
         "rule": decision["rule"],
@@ -183,7 +216,6 @@ def build_view(decision: dict[str, Any], *, signature_status: str) -> dict[str, 
         "notes_left_out": len(notes[NOTES_LISTED:]),
         "findings_per_severity": FINDINGS_PER_SEVERITY,
         "durations_listed": DURATIONS_LISTED,
-        "tail_notes": sorted({c["timing"]["warm"]["tail_note"] for c in configs if c["timing"]["warm"]["tail_note"]}),
         "environments": _environments(configs),
         "measurement_files": [(c["id"], c["measurement"]["file"]) for c in configs if c.get("measurement")],
         "experiments": decision["experiments"],

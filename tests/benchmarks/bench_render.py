@@ -44,7 +44,7 @@ for rnd in range(2):
     with JsonWorker("generator.render.charts") as charts:
         time.sleep({WORKER_HEAD_START})
         start = time.perf_counter()
-        render_note(decision, evidence, signature_status="benchmark", charts=charts)
+        render_note(decision, evidence, charts=charts)
         seconds = time.perf_counter() - start
 print(json.dumps(seconds))
 """

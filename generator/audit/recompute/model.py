@@ -309,13 +309,14 @@ class CampaignSummary(JsonRecord):
     classes: list[str]
     timer: dict[str, Any]
     notes: str
+    language: str
 
     @classmethod
     def of(cls, protocol: dict[str, Any]) -> CampaignSummary:
-        """The summary of a valid protocol (its notes empty when it has none)."""
+        """The summary of a valid protocol (its notes empty when it has none, its note language English)."""
         return cls(protocol["title"], protocol["question"], protocol["scenario"], protocol["registered_at"],
                    protocol["synthetic_data"], protocol["corpus"], protocol["classes"], protocol["timer"],
-                   protocol.get("notes", ""))
+                   protocol.get("notes", ""), protocol.get("language", "en"))
 
 
 @dataclass(frozen=True)

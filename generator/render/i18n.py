@@ -1,0 +1,178 @@
+"""The note's languages: Babel's compiled gettext catalogues, and numbers, money and dates in the reader's ways."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from babel import Locale
+from babel.dates import format_skeleton
+from babel.numbers import format_currency, format_decimal
+from babel.support import NullTranslations, Translations
+
+from generator.core.errors import EnvironmentProblemError, UsageError
+from generator.core.resources import locale_dir
+
+# The note's languages, as protocol.json and --lang name them, with the CLDR locale whose conventions it uses.
+LANGUAGES = {"en": "en_US", "de": "de_DE", "fr": "fr_FR", "zh": "zh_Hans_CN"}
+DEFAULT_LANGUAGE = "en"
+DOMAIN = "messages"
+# The font families the note's style sheet names per language: each must be installed, or the PDF would show
+# empty boxes where the glyphs are missing.
+BASE_FONTS = ("DejaVu Sans", "DejaVu Sans Mono")
+FONTS = {"en": BASE_FONTS, "de": BASE_FONTS, "fr": BASE_FONTS, "zh": ("Noto Sans CJK SC", *BASE_FONTS)}
+FONT_PACKAGES = {"DejaVu Sans": "fonts-dejavu-core", "DejaVu Sans Mono": "fonts-dejavu-core",
+                 "Noto Sans CJK SC": "fonts-noto-cjk"}
+DASH = "\u2014"
+MIB, GIB = 2**20, 2**30
+
+
+def checked_language(language: str | None) -> str:
+    """The language code to render in: the one given, else English; an unknown code is a usage error."""
+    if language is None:
+        return DEFAULT_LANGUAGE
+    if language not in LANGUAGES:
+        raise UsageError(f"the note's language {language!r} is not one of {', '.join(LANGUAGES)}; "
+                         "choose one of them")
+    return language
+
+
+def translations(language: str) -> NullTranslations:
+    """The compiled catalogue of the language (English is the catalogues' source and needs none).
+
+    Babel returns an empty catalogue for a missing .mo without a word; a note in English under a German
+    heading would be the result, so a missing catalogue is an error that says how to compile it.
+    """
+    if language == DEFAULT_LANGUAGE:
+        return NullTranslations()
+    mo = locale_dir() / language / "LC_MESSAGES" / f"{DOMAIN}.mo"
+    if not mo.is_file():
+        raise EnvironmentProblemError(
+            f"the {language} catalogue of the note is not compiled ({mo} is missing); install gpu-audit with "
+            "`pip install .`, which compiles the catalogues, or run `pybabel compile -d generator/render/locale` "
+            "in the source tree")
+    with mo.open("rb") as handle:
+        return Translations(handle, domain=DOMAIN)
+
+
+def require_fonts(language: str) -> None:
+    """Refuse to render when a font the language needs is not installed (fontconfig's `fc-list` says)."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        raise EnvironmentProblemError("fontconfig's fc-list is not installed, so the note's fonts cannot be "
+                                      "checked; install fontconfig (Debian: apt-get install fontconfig)")
+    for family in FONTS[language]:
+        found = subprocess.run([fc_list, f":family={family}", "family"], capture_output=True, text=True,
+                               check=False, timeout=30).stdout.strip()
+        if not found:
+            raise EnvironmentProblemError(
+                f"the font {family!r}, which the {language} note needs, is not installed; install it (Debian: "
+                f"apt-get install {FONT_PACKAGES[family]}) and render again")
+
+
+def chart_words(catalogue: NullTranslations) -> dict[str, str]:
+    """The charts' words in the note's language (generator.render.charts.ENGLISH names the same keys)."""
+    _ = catalogue.gettext
+    return {"warm_run": _("warm run"), "cold_run": _("cold run"), "warm_median": _("median warm time"),
+            "elapsed": _("elapsed seconds per complete run (timer scope as registered)"),
+            "failed_runs": _("failed runs: %(num)s (no duration)"), "failed": _("failed"),
+            "peak_reserved": _("peak reserved"), "peak_allocated": _("peak allocated (part of reserved)"),
+            "load": _("load"), "inputs": _("inputs"), "cold": _("cold"), "warmup": _("warm-up"),
+            "warm_max": _("warm (max of %(num)s)")}
+
+
+def chart_fonts(language: str) -> list[str]:
+    """The font families the charts draw with, in fallback order."""
+    return ["DejaVu Sans", "Noto Sans CJK SC"] if language == "zh" else ["DejaVu Sans"]
+
+
+@dataclass(frozen=True)
+class Formats:
+    """The template filters of one language: each returns plain text (autoescaped), exact where it must be."""
+
+    language: str
+
+    @property
+    def locale(self) -> Locale:
+        return Locale.parse(LANGUAGES[self.language])
+
+    def usd(self, cents: Any) -> str:
+        """Cents (an integer, or a decimal string of cents such as '6903.33') as the reader writes US dollars:
+        '2.071,00 USD' in German. Exact: the amount is a Decimal from the cents, never a float."""
+        if cents is None:
+            return DASH
+        amount = (Decimal(cents) if isinstance(cents, str) else Decimal(int(cents))) / 100
+        pattern = self.locale.currency_formats["standard"].pattern.split(";")[0]
+        if pattern.startswith("\u00a4"):
+            pattern = "\u00a4\u00a4\u00a0" + pattern[1:]  # 'USD 2,071.00', never 'USD2,071.00'
+        else:
+            pattern = pattern.replace("\u00a4", "\u00a4\u00a4")
+        return format_currency(amount, "USD", format=pattern, locale=self.locale, currency_digits=False)
+
+    def number(self, value: Any, digits: int = 0) -> str:
+        """A number with the reader's separators and a fixed number of decimals; None as a dash."""
+        if value is None:
+            return DASH
+        pattern = "#,##0" + ("." + "0" * digits if digits else "")
+        return format_decimal(Decimal(str(value)), format=pattern, locale=self.locale, decimal_quantization=True)
+
+    def count(self, value: Any) -> str:
+        """An integer with the reader's grouping; None as a dash."""
+        return DASH if value is None else self.number(int(value))
+
+    def seconds(self, value: Any) -> str:
+        """Seconds with three decimals and the unit; None as a dash (not recorded)."""
+        return DASH if value is None else f"{self.number(value, 3)}\u00a0s"
+
+    def metric(self, value: Any) -> str:
+        """A metric value with four decimals; None as a dash."""
+        return self.number(value, 4)
+
+    def memory(self, value: Any) -> str:
+        """Bytes in the unit that keeps differences visible: MiB below 1 GiB, else GiB, two decimals."""
+        if value is None:
+            return DASH
+        size = int(value)
+        if size < GIB:
+            return f"{self.number(Decimal(size) / MIB, 2)}\u00a0MiB"
+        return f"{self.number(Decimal(size) / GIB, 2)}\u00a0GiB"
+
+    def nbytes(self, value: Any) -> str:
+        """Exact bytes with the reader's grouping; None as a dash."""
+        return DASH if value is None else f"{self.count(value)}\u00a0B"
+
+    def moment(self, value: Any, timezone: str | None = None) -> str:
+        """An ISO date-time (with or without offset) in the reader's form, in the given zone when it has one."""
+        if value is None:
+            return DASH
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        zone = _zone(timezone)
+        if zone is None and when.tzinfo is not None:
+            zone, timezone = ZoneInfo("UTC"), "UTC"  # a moment without the window's zone: said in UTC
+        if when.tzinfo is None and zone is not None:
+            when = when.replace(tzinfo=zone)  # a wall-clock time of the campaign window
+        elif when.tzinfo is not None and zone is not None:
+            when = when.astimezone(zone)
+        joined = str(self.locale.datetime_formats["medium"])  # how the locale joins a date and a time: '{1}, {0}'
+        text = joined.replace("{1}", format_skeleton("yMMMd", when, locale=self.locale)).replace(
+            "{0}", format_skeleton("Hm", when, locale=self.locale))  # 24-hour, as the protocol writes times
+        return f"{text} ({timezone})" if zone is not None else text
+
+    def filters(self) -> dict[str, Any]:
+        """The filters by name, for the Jinja2 environment."""
+        return {"usd": self.usd, "number": self.number, "count": self.count, "seconds": self.seconds,
+                "metric": self.metric, "memory": self.memory, "nbytes": self.nbytes, "moment": self.moment}
+
+
+def _zone(name: str | None) -> ZoneInfo | None:
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None  # the window's zone was checked by the audit; a note never fails on it

@@ -1,0 +1,243 @@
+"""The note in its readers' languages: words from the seeds, numbers and money in their conventions, fonts, PDF/A-3a."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pikepdf
+import pytest
+from conftest import EXAMPLE
+from pypdf import PdfReader
+
+from generator.render import i18n
+from generator.render.i18n import Formats
+
+LANGS = ("en", "de", "fr", "zh")
+NOTE = Path("data") / "decision-note.pdf"
+HTML = Path("data") / "decision-note.html"
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """`gpu-audit build inputs/example --lang L` for each language, as the README shows it."""
+    root = tmp_path_factory.mktemp("languages")
+    built = {}
+    for lang in LANGS:
+        out = root / f"bundle-{lang}"
+        r = _cli("build", str(EXAMPLE), "-o", str(out), "--unsigned", "--lang", lang, "--quiet")
+        assert r.returncode == 0, r.stderr
+        built[lang] = out
+    return built
+
+
+def _text(pdf: Path) -> str:
+    """The note's text as pypdf extracts it (pdftotext turns a narrow no-break space into a space), with one
+    space for each run of ASCII white space (a line break too; no-break spaces stay what they are)."""
+    out = "\n".join(page.extract_text() for page in PdfReader(pdf).pages)
+    return re.sub(r"[ \t\n\r\f\v]+", " ", out)
+
+
+def _first_page(pdf: Path) -> str:
+    out = subprocess.run(["pdftotext", "-f", "1", "-l", "1", str(pdf), "-"], capture_output=True, text=True,
+                         check=True).stdout
+    return " ".join(out.split())
+
+
+# Each language's words from the seeds (000_* German, 002_* French, 001_* Chinese) and its way of writing
+# 2071.00 USD, the B200 lot's price; the campaign total is 110.00 + 2071.00.
+EXPECTED = {
+    "en": (["Committed budget", "package", "lot", "warm-up"], "2,071.00", "2,181.00"),
+    "de": (["Gebundenes Budget", "Paket", "Los", "Aufwärmen", "Kampagnenfenster"], "2.071,00", "2.181,00"),
+    "fr": (["Budget engagé", "forfait", "lot", "échauffement", "fenêtre de campagne"], "2\u202f071,00",
+           "2\u202f181,00"),
+    "zh": (["已承诺预算", "套餐", "批次", "预热"], "2,071.00", "2,181.00"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_note_speaks_its_language_and_writes_money_its_way(bundles: dict[str, Path], lang: str) -> None:
+    words, price, total = EXPECTED[lang]
+    text = _text(bundles[lang] / NOTE)
+    for word in words:
+        assert word in text, f"{lang}: {word!r} missing"
+    assert price in text and total in text
+    assert "USD" in text
+    if lang != "en":
+        assert "Committed budget" not in text and "Question as registered" not in text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_first_page_shows_finance_the_packages_the_total_and_the_idle_gpu(bundles: dict[str, Path],
+                                                                            lang: str) -> None:
+    first = _first_page(bundles[lang] / NOTE)
+    _words, price, total = EXPECTED[lang]
+    assert price.replace("\u202f", " ") in first.replace("\u202f", " ")
+    assert total.replace("\u202f", " ") in first.replace("\u202f", " ")
+    assert "rtx4090-batch" in first and "b200-batch" in first and "2026-09-24" in first
+    assert "gpu-audit verify BUNDLE --allow-unsigned" in first
+
+
+def test_the_english_first_page_says_what_a_reader_who_pays_must_know(bundles: dict[str, Path]) -> None:
+    first = _first_page(bundles["en"] / NOTE)
+    assert "Campaign total committed: USD 2,181.00, the sum of 2 packages" in first
+    assert "B200, 7-day package: 1 lot x USD 2,071.00 = USD 2,071.00" in first
+    assert "b200-batch: 2 GPUs were paid for (1 x 2 GPUs per lot), but its runs used 1." in first
+    assert "UNSIGNED" in first
+    assert "Lot The unit the provider rents" in first  # the term defined where it first appears
+
+
+def test_german_and_french_group_and_separate_as_babel_says() -> None:
+    assert Formats("de").usd(207100) == "2.071,00\u00a0USD"
+    assert Formats("fr").usd(207100) == "2\u202f071,00\u00a0USD"
+    assert Formats("en").usd(207100) == "USD\u00a02,071.00"
+    assert Formats("en").usd("6903.33") == "USD\u00a069.03"  # cents with decimals, exact
+    assert Formats("de").usd(10**20 + 1) == "1.000.000.000.000.000.000,01\u00a0USD"  # no float on the way
+
+
+@pytest.mark.parametrize("value,expected", [
+    (38_200_000, "36.43\u00a0MiB"), (40_200_000, "38.34\u00a0MiB"), (2**30, "1.00\u00a0GiB"), (None, "\u2014"),
+])
+def test_memory_keeps_small_differences_visible(value: int | None, expected: str) -> None:
+    assert Formats("en").memory(value) == expected
+
+
+def test_dates_are_shown_in_the_window_time_zone() -> None:
+    assert Formats("de").moment("2026-09-30T08:00:00Z", "Europe/Paris") == "30. Sept. 2026, 10:00 (Europe/Paris)"
+    assert Formats("en").moment("2026-10-05T09:00", "Europe/Paris") == "Oct 5, 2026, 09:00 (Europe/Paris)"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_font_is_embedded_as_a_subset(bundles: dict[str, Path], lang: str) -> None:
+    listing = subprocess.run(["pdffonts", str(bundles[lang] / NOTE)], capture_output=True, text=True,
+                             check=True).stdout.splitlines()[2:]
+    assert listing
+    for line in listing:
+        emb, sub = line.split()[-5], line.split()[-4]
+        assert (emb, sub) == ("yes", "yes"), line
+        assert re.match(r"[A-Z]{6}\+", line), line  # a subset's tag
+    names = " ".join(line.split()[0] for line in listing)
+    assert ("Noto-Sans-CJK-SC" in names) == (lang == "zh")
+
+
+def test_the_chinese_note_extracts_as_chinese(bundles: dict[str, Path]) -> None:
+    text = _text(bundles["zh"] / NOTE)
+    assert "预先登记的问题" in text and "已承诺预算" in text and "套餐" in text
+    assert "\ufffd" not in text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_pdf_is_pdfa3a_tagged_with_its_language(bundles: dict[str, Path], lang: str) -> None:
+    with pikepdf.open(bundles[lang] / NOTE) as pdf:
+        meta = pdf.open_metadata()
+        assert meta.get("pdfaid:part") == "3" and meta.get("pdfaid:conformance") == "A"
+        assert pdf.Root.MarkInfo.Marked is True
+        assert "/StructTreeRoot" in pdf.Root
+        assert str(pdf.Root.Lang).startswith("zh" if lang == "zh" else lang)
+
+
+def test_each_chart_has_a_text_alternative_that_states_its_data(bundles: dict[str, Path]) -> None:
+    html = (bundles["en"] / HTML).read_text(encoding="utf-8")
+    alts = re.findall(r'<img class="chart" src="data:[^"]*" alt="([^"]*)"', html)
+    assert len(alts) == 2
+    assert "rtx4090-batch/b4: median warm time 40.010\u00a0s, fastest 39.868\u00a0s, slowest 42.128\u00a0s" in alts[0]
+    assert "rtx4090-batch/b8:" in alts[1] and "MiB" in alts[1] or "GiB" in alts[1]
+
+
+def test_the_protocol_chooses_the_language(tmp_path: Path) -> None:
+    campaign = tmp_path / "campaign"
+    shutil.copytree(EXAMPLE, campaign)
+    protocol = json.loads((campaign / "protocol.json").read_text(encoding="utf-8"))
+    (campaign / "protocol.json").write_text(json.dumps({**protocol, "language": "fr"}), encoding="utf-8")
+    decision = tmp_path / "decision.json"
+    assert _cli("check", str(campaign), "--out", str(decision)).returncode == 0
+    assert json.loads(decision.read_text(encoding="utf-8"))["campaign"]["language"] == "fr"
+    out = tmp_path / "note"
+    out.mkdir()
+    assert _cli("render", str(decision), "-o", str(out)).returncode == 0
+    assert "Question telle qu'enregistrée" in _text(out / "decision-note.pdf")
+    again = tmp_path / "note-en"
+    again.mkdir()
+    assert _cli("render", str(decision), "-o", str(again), "--lang", "en").returncode == 0  # --lang overrides
+    assert "Question as registered" in _text(again / "decision-note.pdf")
+
+
+def test_an_unknown_language_in_the_protocol_is_a_finding(campaign: Path, run_cli) -> None:
+    protocol = json.loads((campaign / "protocol.json").read_text(encoding="utf-8"))
+    (campaign / "protocol.json").write_text(json.dumps({**protocol, "language": "es"}), encoding="utf-8")
+    r = run_cli("check", str(campaign))
+    assert r.code == 1 and "language" in r.out + r.err
+
+
+def test_an_unknown_language_option_is_a_usage_error(run_cli) -> None:
+    r = run_cli("build", str(EXAMPLE), "-o", "/nonexistent/x", "--unsigned", "--lang", "es")
+    assert r.code == 2 and "--lang" in r.err
+
+
+def test_a_missing_font_is_exit_2_with_one_line_before_anything_is_written(tmp_path: Path) -> None:
+    conf = tmp_path / "fonts.conf"  # a fontconfig that knows no font at all
+    conf.write_text('<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+                    f"<cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>", encoding="utf-8")
+    out = tmp_path / "bundle"
+    r = _cli("build", str(EXAMPLE), "-o", str(out), "--unsigned", "--lang", "zh", "--quiet",
+             env={"FONTCONFIG_FILE": str(conf)})
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "Noto Sans CJK SC" in r.stderr and "fonts-noto-cjk" in r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
+
+
+def test_a_missing_catalogue_is_an_environment_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.core.errors import EnvironmentProblemError
+
+    monkeypatch.setattr(i18n, "locale_dir", lambda: tmp_path)
+    with pytest.raises(EnvironmentProblemError, match="catalogue of the note is not compiled"):
+        i18n.translations("de")
+    assert i18n.translations("en").gettext("Committed budget") == "Committed budget"
+
+
+def test_plurals_are_right_in_every_language() -> None:
+    for lang in ("en", "de", "fr"):
+        catalogue = i18n.translations(lang)
+        one = catalogue.ngettext("%(num)s failed run", "%(num)s failed runs", 1) % {"num": 1}
+        two = catalogue.ngettext("%(num)s failed run", "%(num)s failed runs", 2) % {"num": 2}
+        assert one != two.replace("2", "1"), lang
+    assert i18n.translations("fr").ngettext("%(num)s day", "%(num)s days", 1) % {"num": 1} == "1\u00a0jour"
+
+
+def _structure(node: object, out: list[pikepdf.Dictionary]) -> list[pikepdf.Dictionary]:
+    """The structure elements of a tagged PDF in document (reading) order."""
+    if isinstance(node, pikepdf.Dictionary) and "/S" in node:
+        out.append(node)
+    kids = node.get("/K") if isinstance(node, pikepdf.Dictionary) else None
+    for kid in kids if isinstance(kids, pikepdf.Array) else [kids] if isinstance(kids, pikepdf.Dictionary) else []:
+        _structure(kid, out)
+    return out
+
+
+@pytest.mark.parametrize("lang", ("de", "zh"))
+def test_the_reading_order_follows_the_note(bundles: dict[str, Path], lang: str) -> None:
+    with pikepdf.open(bundles[lang] / NOTE) as pdf:
+        elements = _structure(pdf.Root.StructTreeRoot, [])
+        tags = [str(e.S) for e in elements]
+        alts = [str(e.Alt) for e in elements if str(e.S) == "/Figure"]
+    html = (bundles[lang] / HTML).read_text(encoding="utf-8")
+    assert [t for t in tags if re.fullmatch(r"/H[1-3]", t)] == ["/" + h.upper() for h in re.findall(r"<(h[1-3])", html)]
+    assert tags.count("/TH") >= 40 and tags.count("/Table") >= html.count("<table")  # a table split by a page: two
+    assert len(alts) == 2 and all("rtx4090-batch/b4" in alt for alt in alts)  # the charts' data, in words
+
+
+def test_a_cut_text_says_so_in_the_note_language() -> None:
+    from generator.render.filters import finalize_in
+
+    german = finalize_in(i18n.translations("de").gettext, Formats("de").count)
+    assert german("y" * 5000).endswith("[gekürzt: 5.000 Zeichen; der ganze Text steht in decision.json]")

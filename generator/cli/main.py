@@ -18,7 +18,7 @@ from generator.core.limits import applied
 
 def build_parser() -> argparse.ArgumentParser:
     """The `gpu-audit` parser with every command; the commands' own modules are imported here."""
-    from generator.cli import audit, bundle, campaign, measure
+    from generator.cli import audit, bundle, campaign, invoice, measure
 
     parser = argparse.ArgumentParser(
         prog="gpu-audit",
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     bundle.add_parsers(sub)
     measure.add_parser(sub)
     campaign.add_parser(sub)
+    invoice.add_parsers(sub)
     return parser
 
 

@@ -114,3 +114,15 @@ class QuoteError(UsageError):
     number. The message names the quantity and the values accepted; the command line names its own option.
 
     A UsageError still, so that callers mapping those to exit 2 keep doing so."""
+
+
+class InvoiceRefusedError(AuditError):
+    """An invoice that `invoice attach` cannot take: not a readable PDF, no Factur-X/ZUGFeRD XML, attachments of
+    the names it would add already there, or a signature (a signed invoice is never modified). Nothing is written."""
+
+
+class InvoiceBundleNotVerifiedError(AuditError):
+    """The bundle to attach to an invoice does not verify as `gpu-audit verify` would check it: nothing is
+    written and the command exits 1, as `verify` does for a problem."""
+
+    exit_status = 1

@@ -1,0 +1,287 @@
+"""`invoice attach`: a verified audit bundle and its signed note, embedded into a new copy of a Factur-X invoice."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import stat
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+
+from generator.bundle.bundlelayout import PDF_NAME, PDF_PATH
+from generator.bundle.verdict import Report, Trust
+from generator.core.errors import (
+    InvoiceBundleNotVerifiedError,
+    InvoiceRefusedError,
+    OutputExistsError,
+    UnreadableInputError,
+    UsageError,
+)
+from generator.core.limits import Limits, limit_message, resolve
+
+__all__ = ["FALLBACK_ZIP_NAME", "NOTE_ATTACHMENT", "attach_bundle"]
+
+FALLBACK_ZIP_NAME = "gpu-audit-bundle.zip"  # when the verified bundle has no ID of the usual form
+NOTE_ATTACHMENT = PDF_NAME
+_BUNDLE_ID = re.compile(r"GA-[0-9A-F]{16}")
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry: the same bytes on every run
+_INVOICE_FLAVORS = ("factur-x", "zugferd")
+_SIGNED = ("{path}: the invoice carries a signature ({what}); a signed invoice is never modified, since any change "
+           "would break or void its signature: keep the invoice as it is and send the bundle beside it")
+_SHOWN_PROBLEMS = 5
+
+
+@contextmanager
+def _quiet_facturx() -> Iterator[None]:
+    """Keep the factur-x library's log lines (warnings about each attachment it skips) off the terminal."""
+    logger = logging.getLogger("factur-x")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _read_regular(path: Path, what: str, max_bytes: int, limits: Limits) -> bytes:
+    """The bytes of `path`, a regular file of at most `max_bytes` (max_file_bytes or max_bundle_bytes)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UnreadableInputError(f"{path}: the {what} does not exist") from None
+    except OSError as exc:
+        raise UnreadableInputError(f"{path}: the {what} cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{path}: the {what} is not a regular file; give the file itself")
+    name = "max_file_bytes" if max_bytes == limits.max_file_bytes else "max_bundle_bytes"
+    if info.st_size > max_bytes:
+        raise UsageError(f"{path}: " + limit_message(name, limits, f"its size, {info.st_size} bytes,"))
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise UnreadableInputError(f"{path}: the {what} cannot be read ({exc.strerror})") from None
+    if len(data) > max_bytes:  # it grew while being read
+        raise UsageError(f"{path}: " + limit_message(name, limits, "its size"))
+    return data
+
+
+def _invoice_xml(path: Path, data: bytes) -> None:
+    """Refuse an invoice that is not a PDF or carries no Factur-X/ZUGFeRD XML valid against its XSD."""
+    import facturx
+    from lxml import etree
+
+    if b"%PDF-" not in data[:1024]:  # where PDF readers look for the header
+        raise InvoiceRefusedError(f"{path}: not a PDF file; give the Factur-X or ZUGFeRD invoice PDF")
+    try:
+        with _quiet_facturx():
+            _, xml = facturx.get_xml_from_pdf(data, check_xsd=True)
+    except Exception as exc:  # noqa: BLE001 - pypdf and lxml raise many types on a damaged file
+        raise InvoiceRefusedError(f"{path}: the PDF cannot be read ({type(exc).__name__}: {exc}); give the "
+                                  "invoice PDF as the provider sent it") from None
+    flavor = None
+    if xml:
+        try:
+            flavor = facturx.get_flavor(etree.fromstring(xml))
+        except Exception:  # noqa: BLE001 - a flavor the library cannot name is no invoice
+            flavor = None
+    if flavor not in _INVOICE_FLAVORS:
+        raise InvoiceRefusedError(f"{path}: the PDF carries no Factur-X or ZUGFeRD invoice XML (an attachment "
+                                  "such as factur-x.xml, valid against its XSD); attach bundles to an electronic "
+                                  "invoice only")
+
+
+def _sig_fields(fields: Any, depth: int = 0) -> bool:
+    """Whether the AcroForm field list (or a field's /Kids) holds a signature field, at any depth."""
+    import pikepdf
+
+    if depth > 32 or not isinstance(fields, pikepdf.Array):
+        return False
+    for field in fields:
+        if not isinstance(field, pikepdf.Dictionary):
+            continue
+        if field.get("/FT") == pikepdf.Name.Sig or _sig_fields(field.get("/Kids"), depth + 1):
+            return True
+    return False
+
+
+def _signature(pdf: Any, data: bytes) -> str | None:
+    """What shows that the PDF is signed (a /Sig field, /SigFlags, /Perms, a /ByteRange), or None."""
+    import pikepdf
+
+    form = pdf.Root.get("/AcroForm")
+    if isinstance(form, pikepdf.Dictionary):
+        if _sig_fields(form.get("/Fields")):
+            return "a /Sig field in its form"
+        if "/SigFlags" in form:
+            return "/SigFlags in its form"
+    if "/Perms" in pdf.Root:
+        return "/Perms in its catalog"
+    if b"/ByteRange" in data:
+        return "a /ByteRange in the file"
+    for obj in pdf.objects:  # a signature dictionary inside a compressed object stream
+        if isinstance(obj, pikepdf.Dictionary) and "/ByteRange" in obj:
+            return "a /ByteRange in the file"
+    return None
+
+
+def _zip_folder(root: Path, limits: Limits) -> bytes:
+    """The bundle folder as a zip made in memory: entries sorted, fixed times and modes, nothing but plain files.
+
+    A link, pipe or device inside the folder means that the bundle does not verify (`verify` names those too).
+    """
+    entries: list[tuple[str, Path]] = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink() or not (p.is_file() or p.is_dir()):
+            raise InvoiceBundleNotVerifiedError(f"{root}: the bundle does not verify: {rel} is not a plain file "
+                                                "(a link, pipe or device); nothing was written")
+        if p.is_file():
+            entries.append((rel, p))
+    buffer = io.BytesIO()
+    total = 0
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for rel, p in entries:
+            data = _read_regular(p, "bundle file", limits.max_bundle_bytes - total, limits)
+            total += len(data)
+            info = zipfile.ZipInfo(rel, date_time=_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = (stat.S_IFREG | 0o644) << 16
+            info.create_system = 3  # Unix, so that the mode above is read as one
+            zf.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _bundle_zip(bundle: Path, limits: Limits) -> bytes:
+    """The bytes to embed: a .zip bundle as it is, a folder zipped; a decision note alone is refused."""
+    if not bundle.exists() and not bundle.is_symlink():
+        raise UsageError(f"{bundle} does not exist; give a bundle folder or a .zip made by `gpu-audit build`")
+    if bundle.is_dir():
+        return _zip_folder(bundle, limits)
+    data = _read_regular(bundle, "bundle", limits.max_bundle_bytes, limits)
+    if data[:5] == b"%PDF-":
+        raise UsageError(f"{bundle}: a decision note on its own; attach needs the whole bundle (the folder or .zip "
+                         "made by `gpu-audit build`), which carries the evidence the note was computed from")
+    return data
+
+
+def _verified(bundle: Path, zipped: bytes, trust: Trust | x509.Certificate | None, allow_unsigned: bool,
+              limits: Limits) -> Report:
+    """Verify the very bytes to embed, as `gpu-audit verify` would; a bundle that does not verify is refused."""
+    from generator.bundle.verify import verify_bundle
+    from generator.core.termtext import escape_terminal
+
+    with tempfile.TemporaryDirectory(prefix="gpu-audit-attach-") as tmp:
+        copy = Path(tmp) / "bundle.zip"
+        copy.write_bytes(zipped)
+        report = verify_bundle(copy, trust=trust, allow_unsigned=allow_unsigned, limits=limits)
+    if report.ok:
+        return report
+    shown = "; ".join(escape_terminal(str(p)) for p in report.problems[:_SHOWN_PROBLEMS])
+    more = len(report.problems) - _SHOWN_PROBLEMS
+    if more > 0:
+        shown += f"; and {more} more"
+    if not shown:
+        shown = ("no trust anchor given, so who signed it is not checked: give --trust CERT.pem or "
+                 "--trust-fingerprint SHA256:HEX")
+    raise InvoiceBundleNotVerifiedError(f"{bundle}: the bundle does not verify ({shown}); run `gpu-audit verify` "
+                                        "on it for the details; nothing was written")
+
+
+def _note(zipped: bytes, limits: Limits) -> bytes:
+    """The signed decision note inside the verified zip (at the top, or under its single top folder)."""
+    with zipfile.ZipFile(io.BytesIO(zipped)) as zf:
+        names = [n for n in zf.namelist() if n == PDF_PATH or re.fullmatch(rf"[^/]+/{re.escape(PDF_PATH)}", n)]
+        if len(names) != 1:  # verify found the note, so this is a layout it accepts and this module does not
+            raise InvoiceBundleNotVerifiedError(f"the bundle's {PDF_PATH} cannot be found in its zip")
+        with zf.open(names[0]) as fh:
+            return fh.read(limits.max_pdf_bytes + 1)
+
+
+def _zip_name(report: Report) -> str:
+    """`<bundle-id>.zip` for an ID of the form gpu-audit writes, else the fixed fallback name."""
+    bid = report.bundle_id
+    return f"{bid}.zip" if isinstance(bid, str) and _BUNDLE_ID.fullmatch(bid) else FALLBACK_ZIP_NAME
+
+
+def _embed(path: Path, pdf: Any, files: list[tuple[str, bytes, str, str]]) -> None:
+    """Add each (name, bytes, MIME type, description) as an embedded, associated file (/Supplement) to /AF."""
+    import pikepdf
+
+    for name, _, _, _ in files:
+        if name in pdf.attachments:
+            raise InvoiceRefusedError(f"{path}: the invoice already carries an attachment named {name} (was a "
+                                      "bundle attached before?); attach to the invoice as the provider sent it")
+    af = pdf.Root.get("/AF")
+    if af is None:
+        af = pdf.make_indirect(pikepdf.Array())
+        pdf.Root.AF = af
+    elif not isinstance(af, pikepdf.Array):
+        raise InvoiceRefusedError(f"{path}: the invoice's catalog has an /AF entry that is not an array; it is "
+                                  "not a valid PDF/A-3 invoice")
+    for name, data, mime, description in files:
+        spec = pikepdf.AttachedFileSpec(pdf, data, filename=name, mime_type=mime, description=description,
+                                        relationship=pikepdf.Name.Supplement)
+        pdf.attachments[name] = spec
+        added = pdf.attachments[name].obj
+        af = pdf.Root.AF  # pikepdf may list the new spec there itself (and so replace the array object)
+        if not any(entry.objgen == added.objgen for entry in af):
+            af.append(added)
+
+
+def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509.Certificate | None = None,
+                  allow_unsigned: bool = False, limits: Limits | None = None) -> Path:
+    """Write OUT: a copy of the Factur-X invoice with the verified bundle (as a zip) and its signed note attached.
+
+    The bundle is verified first as `gpu-audit verify` would, with the same trust rules: one that does not
+    verify raises InvoiceBundleNotVerifiedError (exit 1). An invoice that is not a PDF, has no Factur-X or
+    ZUGFeRD XML, or is signed raises InvoiceRefusedError. Both files are attached as associated files
+    (/AFRelationship /Supplement); the XMP metadata, the invoice XML and its relationship are left as they
+    are, and the input is never changed. OUT is written whole or not at all, never over an existing file.
+    """
+    import pikepdf
+
+    if out.exists() or out.is_symlink():
+        raise OutputExistsError(f"{out} already exists; an invoice copy is never overwritten: give a new path")
+    lim = resolve(limits)
+    data = _read_regular(invoice, "invoice", lim.max_file_bytes, lim)
+    _invoice_xml(invoice, data)
+    try:
+        pdf = pikepdf.open(io.BytesIO(data))
+    except pikepdf.PasswordError:
+        raise InvoiceRefusedError(f"{invoice}: the PDF is encrypted; give the invoice without a password") from None
+    except pikepdf.PdfError as exc:
+        raise InvoiceRefusedError(f"{invoice}: the PDF cannot be read ({exc})") from None
+    with pdf:
+        what = _signature(pdf, data)
+        if what is not None:
+            raise InvoiceRefusedError(_SIGNED.format(path=invoice, what=what))
+        zipped = _bundle_zip(bundle, lim)
+        report = _verified(bundle, zipped, trust, allow_unsigned, lim)
+        note = _note(zipped, lim)
+        bid = report.bundle_id or "(no ID)"
+        _embed(invoice, pdf, [
+            (_zip_name(report), zipped, "application/zip",
+             f"gpu-audit audit bundle {bid}: the signed evidence and decision behind this invoice's acceptance"),
+            (NOTE_ATTACHMENT, note, "application/pdf", f"gpu-audit signed decision note of bundle {bid}"),
+        ])
+        buffer = io.BytesIO()
+        # Nothing the invoice holds is rewritten: streams kept as they are, the XMP (and its version) untouched.
+        pdf.save(buffer, fix_metadata_version=False, stream_decode_level=pikepdf.StreamDecodeLevel.none,
+                 object_stream_mode=pikepdf.ObjectStreamMode.preserve)
+    return _write(out, buffer.getvalue())
+
+
+def _write(out: Path, data: bytes) -> Path:
+    """Write the new invoice copy, whole or not at all; an OUT that appeared meanwhile is still never replaced."""
+    from generator.core.safefiles import write_new_file
+
+    return write_new_file(out, data, what="copy of the invoice")

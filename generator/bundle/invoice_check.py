@@ -1,0 +1,225 @@
+"""`invoice check`: a verified bundle's committed packages against a provider's invoice, line by line.
+
+The bundle is verified first with the rules of `verify`; its decision.json then gives the packages the
+campaign committed, each counted once. Tax is shown apart and never compared: the committed budget is net.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from generator.bundle.invoice_read import Invoice, InvoiceLine, read_invoice
+from generator.bundle.verdict import Report, Trust
+from generator.core.errors import UnreadableInputError
+
+CURRENCY = "USD"  # the tariffs' currency
+TIME_UNITS = frozenset({"HUR", "DAY", "MIN", "SEC", "WEE", "MON"})  # UN/ECE rec. 20: a rental billed by time
+CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A package the decision committed: GPU and duration, lots (summed over experiments renting the same
+    package, each experiment once), price per lot and GPUs per lot from the tariffs, the committed total."""
+
+    gpu: str
+    days: int
+    lots: int
+    price_per_lot_usd_minor: int | None
+    gpus_per_lot: int | None
+    total_usd_minor: int | None
+    experiments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InvoiceFinding:
+    """A difference between the invoice and the decision: code, the invoice line (None for the invoice as a
+    whole, or a package nobody billed), the field, what was billed and what the decision committed."""
+
+    code: str
+    line: int | None
+    field: str
+    billed: str | None
+    committed: str | None
+    message: str
+
+
+@dataclass
+class InvoiceCheck:
+    """The outcome: the bundle's verification, the invoice read, the findings, and the totals (tax apart)."""
+
+    report: Report
+    invoice: Invoice | None = None
+    committed: list[Committed] = field(default_factory=list)
+    findings: list[InvoiceFinding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok and self.invoice is not None and not self.findings
+
+    def to_json(self) -> dict[str, Any]:
+        """The same result for machines: amounts as decimal strings, cents as integers."""
+        inv = self.invoice
+        return {"bundle": {"path": self.report.bundle, "bundle_id": self.report.bundle_id, "verified": self.report.ok,
+                           "problems": [str(p) for p in self.report.problems]},
+                "invoice": None if inv is None else {
+                    "source": inv.source, "number": inv.number, "currency": inv.currency,
+                    "net_total": _str(inv.net_total), "tax_total": _str(inv.tax_total),
+                    "grand_total": _str(inv.grand_total), "lines": len(inv.lines)},
+                "committed": [asdict(c) for c in self.committed],
+                "committed_total_usd_minor": committed_total(self.committed),
+                "findings": [asdict(f) for f in self.findings], "ok": self.ok}
+
+
+def _str(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def usd(cents: int | None) -> str:
+    return "no price" if cents is None else f"{Decimal(cents) / 100:.2f} {CURRENCY}"
+
+
+def committed_packages(decision: dict[str, Any]) -> list[Committed]:
+    """The packages of the decision's experiments, those renting the same GPU and duration as one."""
+    grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for e in decision.get("experiments") or []:
+        p = e["package"]
+        grouped.setdefault((p["gpu"], p["duration_days"]), []).append({**p, "experiment": e["id"]})
+    out = []
+    for (gpu, days), packages in grouped.items():
+        lots = sum(int(p["lots"]) for p in packages)
+        price = packages[0].get("price_per_lot_usd_minor")
+        totals = [p.get("total_usd_minor") for p in packages]
+        priced = [int(t) for t in totals if t is not None]
+        out.append(Committed(gpu=gpu, days=days, lots=lots, price_per_lot_usd_minor=price,
+                             gpus_per_lot=packages[0].get("gpus_per_lot"),
+                             total_usd_minor=sum(priced) if len(priced) == len(totals) else None,
+                             experiments=tuple(p["experiment"] for p in packages)))
+    return out
+
+
+def committed_total(committed: list[Committed]) -> int | None:
+    """The campaign's committed total in cents; None when a package has no price."""
+    totals = [c.total_usd_minor for c in committed]
+    return None if not totals or None in totals else sum(int(t) for t in totals if t is not None)
+
+
+def _cents(amount: Decimal | None) -> int | None:
+    return None if amount is None else int((amount * 100).quantize(Decimal(1)))
+
+
+def _what(c: Committed) -> str:
+    return f"{c.gpu}, {c.days}-day package ({', '.join(c.experiments)})"
+
+
+def _line_findings(line: InvoiceLine, c: Committed) -> list[InvoiceFinding]:
+    """One billed line against the package it bills."""
+    where, out = line.position, []
+    price_cents, qty = _cents(line.unit_price), line.quantity
+    per_gpu = (c.gpus_per_lot or 1) > 1 and qty is not None and price_cents is not None and \
+        c.price_per_lot_usd_minor is not None and qty == c.lots * (c.gpus_per_lot or 1) and \
+        price_cents * (c.gpus_per_lot or 1) == c.price_per_lot_usd_minor
+    if per_gpu:
+        return [InvoiceFinding("billed-per-gpu", where, "BilledQuantity", f"{qty} x {line.unit_price}",
+                               f"{c.lots} lot(s) x {usd(c.price_per_lot_usd_minor)}",
+                               f"{_what(c)}: billed per GPU ({qty} x {line.unit_price}); a lot of {c.gpus_per_lot} "
+                               f"GPUs is one price, billed per lot: {c.lots} x {usd(c.price_per_lot_usd_minor)}")]
+    computed = None if qty is None or line.unit_price is None else (qty * line.unit_price).quantize(CENT)
+    if (line.unit or "").upper() in TIME_UNITS or (qty is not None and qty != qty.to_integral_value()) or \
+            (line.total is not None and computed is not None and line.total != computed):
+        out.append(InvoiceFinding("pro-rated", where, "BilledQuantity", f"{qty} {line.unit} = {line.total}",
+                                  f"{c.lots} whole lot(s) for {c.days} days",
+                                  f"{_what(c)}: a pro-rated amount ({qty} {line.unit}, line total {line.total}); a "
+                                  "package is billed whole, per lot, with no hourly pro-rating"))
+    elif qty is None or qty != c.lots:
+        out.append(InvoiceFinding("lots-differ", where, "BilledQuantity", None if qty is None else str(qty),
+                                  str(c.lots), f"{_what(c)}: {qty} lot(s) billed, {c.lots} committed"))
+    if price_cents != c.price_per_lot_usd_minor and not out:
+        out.append(InvoiceFinding("unit-price-differs", where, "NetPriceProductTradePrice/ChargeAmount",
+                                  _str(line.unit_price), usd(c.price_per_lot_usd_minor),
+                                  f"{_what(c)}: unit price {line.unit_price} billed, the tariff's price per lot is "
+                                  f"{usd(c.price_per_lot_usd_minor)}"))
+    return out
+
+
+def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFinding]:
+    """Every difference between the invoice's lines and totals and the committed packages."""
+    findings: list[InvoiceFinding] = []
+    if invoice.currency != CURRENCY:
+        findings.append(InvoiceFinding("currency", None, "InvoiceCurrencyCode", invoice.currency, CURRENCY,
+                                       f"the invoice is in {invoice.currency}; the tariffs, and so the committed "
+                                       f"budget, are in {CURRENCY}: nothing can be compared without the provider's "
+                                       "invoice in the tariff's currency"))
+    by_key = {(c.gpu, c.days): c for c in committed}
+    billed: set[tuple[str, int]] = set()
+    for line in invoice.lines:
+        key = (line.gpu or "", line.days or 0)
+        package = by_key.get(key)
+        if package is None or key in billed:
+            findings.append(InvoiceFinding(
+                "billed-not-committed", line.position, "SellerAssignedID", f"{line.gpu}, {line.days} days",
+                None, f"invoice line {line.line_id or line.position} bills {line.gpu!s} for {line.days!s} days "
+                      f"({line.name}), " + ("a package already billed by another line, which the decision committed once" if package is not None else
+                                            "a package the decision did not commit")))
+            continue
+        billed.add(key)
+        findings += _line_findings(line, package)
+    for c in committed:
+        if (c.gpu, c.days) not in billed:
+            findings.append(InvoiceFinding("committed-not-billed", None, "IncludedSupplyChainTradeLineItem", None,
+                                           f"{c.lots} x {usd(c.price_per_lot_usd_minor)}",
+                                           f"{_what(c)}: committed but billed by no invoice line"))
+    total = committed_total(committed)
+    if _cents(invoice.net_total) != total:
+        committed_words = (f"the campaign's committed total is {usd(total)}" if total is not None else
+                           "the campaign has no committed total (a package has no published price), so no billed "
+                           "total can be confirmed")
+        findings.append(InvoiceFinding("total-differs", None, "TaxBasisTotalAmount", _str(invoice.net_total),
+                                       usd(total), f"the invoice's total net of tax is {invoice.net_total}; "
+                                       + committed_words))
+    return findings
+
+
+def _is_pdf(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(5) == b"%PDF-"
+
+
+def _decision_of(path: Path, tmp: Path, trust: Trust, allow_unsigned: bool) -> tuple[Report, bytes | None]:
+    """Verify the bundle (the very files then read: a zip is extracted once) and read its decision.json."""
+    from generator.bundle import zipsafe
+    from generator.bundle.pdfsignature import embedded_decision
+    from generator.bundle.verify import verify_bundle
+
+    if path.is_file() and not _is_pdf(path):
+        problems = zipsafe.extract(path, tmp)
+        if problems:
+            return Report(bundle=str(path), trust=trust, complete=False, problems=problems), None
+        path = zipsafe.bag_root(tmp)
+    report = verify_bundle(path, trust=trust, allow_unsigned=allow_unsigned)
+    if not report.ok:
+        return report, None
+    if path.is_file():
+        return report, embedded_decision(path.read_bytes())
+    return report, (path / "data" / "decision.json").read_bytes()
+
+
+def check_invoice(invoice_path: Path, bundle: Path, trust: Trust, allow_unsigned: bool = False) -> InvoiceCheck:
+    """`gpu-audit invoice check`: verify the bundle, read the invoice, reconcile them."""
+    invoice = read_invoice(invoice_path)  # an unreadable invoice is exit 2 before the bundle is touched
+    with tempfile.TemporaryDirectory(prefix="gpu-audit-invoice-") as tmp:
+        report, raw = _decision_of(bundle, Path(tmp), trust, allow_unsigned)
+    report.bundle = str(bundle)
+    result = InvoiceCheck(report=report, invoice=invoice)
+    if raw is None:
+        if report.ok:
+            raise UnreadableInputError(f"{bundle}: the verified bundle holds no readable decision.json")
+        return result
+    result.committed = committed_packages(json.loads(raw))
+    result.findings = reconcile(invoice, result.committed)
+    return result

@@ -1,0 +1,199 @@
+"""`gpu-audit invoice attach`: the verified bundle and its note ride in a copy of the Factur-X invoice, whose XML,
+XMP and relationships stay as they were; signed invoices, plain PDFs and bundles that do not verify are refused."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import facturx
+import pikepdf
+import pytest
+from conftest import EXAMPLE
+from invoices import Invoice, example_lines, facturx_pdf, visible_pdf
+
+from generator.bundle import signing
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return signing.keygen(tmp_path_factory.mktemp("keys"), "Example Org")
+
+
+@pytest.fixture(scope="module")
+def built(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from generator.cli.main import main
+
+    out = tmp_path_factory.mktemp("bundles") / "bundle"
+    assert main(["build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def invoice_bytes() -> bytes:
+    return facturx_pdf(Invoice(example_lines()))
+
+
+@pytest.fixture
+def invoice(invoice_bytes: bytes, tmp_path: Path) -> Path:
+    path = tmp_path / "invoice.pdf"
+    path.write_bytes(invoice_bytes)
+    return path
+
+
+@pytest.fixture(scope="module")
+def attached(keys: tuple[Path, Path], built: Path, invoice_bytes: bytes,
+             tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The invoice and the copy `invoice attach` wrote of it with the signed bundle."""
+    from generator.cli.main import main
+
+    folder = tmp_path_factory.mktemp("attached")
+    invoice = folder / "invoice.pdf"
+    invoice.write_bytes(invoice_bytes)
+    out = folder / "out.pdf"
+    assert main(["invoice", "attach", str(invoice), str(built), "-o", str(out), "--trust", str(keys[1])]) == 0
+    return invoice, out
+
+
+def _xmp_pdfaid(pdf: pikepdf.Pdf) -> tuple[str, str]:
+    meta = pdf.open_metadata()
+    return str(meta.get("pdfaid:part")), str(meta.get("pdfaid:conformance"))
+
+
+def _relationships(pdf: pikepdf.Pdf) -> dict[str, str]:
+    return {str(spec.get("/UF", spec.get("/F"))): str(spec.get("/AFRelationship")) for spec in pdf.Root.AF}
+
+
+def test_attached_copy_keeps_the_invoice_and_carries_the_bundle(attached: tuple[Path, Path], built: Path,
+                                                                 invoice_bytes: bytes) -> None:
+    invoice, out = attached
+    assert invoice.read_bytes() == invoice_bytes  # the input is never changed
+    _, xml_in = facturx.get_xml_from_pdf(invoice_bytes, check_xsd=True)
+    _, xml_out = facturx.get_xml_from_pdf(out.read_bytes(), check_xsd=True)
+    assert xml_in and xml_out == xml_in
+    with pikepdf.open(invoice) as before, pikepdf.open(out) as after:
+        assert after.Root.Metadata.read_bytes() == before.Root.Metadata.read_bytes()
+        assert _xmp_pdfaid(after) == _xmp_pdfaid(before) == ("3", "B")
+        original = _relationships(before)
+        relations = _relationships(after)
+        bundle_id = next(n for n in relations if n.endswith(".zip"))[: -len(".zip")]
+        assert bundle_id.startswith("GA-")
+        assert relations == {**original, f"{bundle_id}.zip": "/Supplement", "decision-note.pdf": "/Supplement"}
+        assert relations["factur-x.xml"] in ("/Data", "/Alternative")
+        assert len(after.Root.AF) == len(before.Root.AF) + 2
+        specs = {name: spec for name, spec in after.attachments.items()}
+        assert str(specs[f"{bundle_id}.zip"].obj.EF.F.Subtype) == "/application/zip"
+        assert str(specs["decision-note.pdf"].obj.EF.F.Subtype) == "/application/pdf"
+        assert all(str(specs[n].obj.get("/Desc", "")) for n in (f"{bundle_id}.zip", "decision-note.pdf"))
+        assert specs["decision-note.pdf"].get_file().read_bytes() == (built / "data/decision-note.pdf").read_bytes()
+
+
+def test_extracted_bundle_and_note_verify(run_cli, attached: tuple[Path, Path], keys: tuple[Path, Path],
+                                          tmp_path: Path) -> None:
+    _, out = attached
+    with pikepdf.open(out) as pdf:
+        files = {name: spec.get_file().read_bytes() for name, spec in pdf.attachments.items()}
+    (zip_name,) = [n for n in files if n.endswith(".zip")]
+    (tmp_path / zip_name).write_bytes(files[zip_name])
+    (tmp_path / "decision-note.pdf").write_bytes(files["decision-note.pdf"])
+    r = run_cli("verify", str(tmp_path / zip_name), "--trust", str(keys[1]))
+    assert r.code == 0, r.out
+    assert zip_name[: -len(".zip")] in r.out
+    r = run_cli("verify", str(tmp_path / "decision-note.pdf"), "--trust", str(keys[1]))
+    assert r.code == 0, r.out
+
+
+def test_existing_output_is_refused_and_untouched(run_cli, invoice: Path, built: Path, keys: tuple[Path, Path],
+                                                  tmp_path: Path) -> None:
+    out = tmp_path / "out.pdf"
+    out.write_bytes(b"already here")
+    r = run_cli("invoice", "attach", str(invoice), str(built), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 2
+    assert "already exists" in r.err
+    assert out.read_bytes() == b"already here"
+
+
+def test_folder_zip_is_deterministic_and_a_zip_bundle_is_embedded_as_it_is(
+        run_cli, invoice: Path, built: Path, keys: tuple[Path, Path], attached: tuple[Path, Path],
+        tmp_path: Path) -> None:
+    r = run_cli("invoice", "attach", str(invoice), str(built), "-o", str(tmp_path / "again.pdf"),
+                "--trust", str(keys[1]))
+    assert r.code == 0, r.err
+    assert r.out.strip() == str(tmp_path / "again.pdf")
+
+    def zipped(path: Path) -> bytes:
+        with pikepdf.open(path) as pdf:
+            (name,) = [n for n in pdf.attachments if n.endswith(".zip")]
+            data: bytes = pdf.attachments[name].get_file().read_bytes()
+            return data
+
+    assert zipped(tmp_path / "again.pdf") == zipped(attached[1])
+    z = tmp_path / "bundle.zip"
+    subprocess.run([sys.executable, "-m", "zipfile", "-c", str(z), str(built)], check=True)
+    r = run_cli("invoice", "attach", str(invoice), str(z), "-o", str(tmp_path / "z.pdf"), "--trust", str(keys[1]))
+    assert r.code == 0, r.err
+    assert zipped(tmp_path / "z.pdf") == z.read_bytes()
+
+
+def test_signed_invoice_is_refused(run_cli, invoice_bytes: bytes, built: Path, keys: tuple[Path, Path],
+                                   tmp_path: Path) -> None:
+    identity = signing.load_pem_identity(keys[0], keys[1])
+    signed = tmp_path / "signed.pdf"
+    signed.write_bytes(signing.sign_pdf(identity, invoice_bytes))
+    before = signed.read_bytes()
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(signed), str(built), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 2
+    assert "carries a signature" in r.err
+    assert "a signed invoice is never modified" in r.err
+    assert "send the bundle beside it" in r.err
+    assert not out.exists()
+    assert signed.read_bytes() == before
+
+
+def test_pdf_without_facturx_xml_is_refused(run_cli, built: Path, keys: tuple[Path, Path], tmp_path: Path) -> None:
+    plain = tmp_path / "plain.pdf"
+    plain.write_bytes(visible_pdf(Invoice(example_lines())))
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(plain), str(built), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 2
+    assert "no Factur-X or ZUGFeRD invoice XML" in r.err
+    assert not out.exists()
+
+
+def test_non_pdf_and_standalone_note_are_refused(run_cli, invoice: Path, built: Path, keys: tuple[Path, Path],
+                                                 tmp_path: Path) -> None:
+    text = tmp_path / "invoice.txt"
+    text.write_text("not a pdf\n")
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(text), str(built), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 2
+    assert "not a PDF file" in r.err
+    r = run_cli("invoice", "attach", str(invoice), str(built / "data/decision-note.pdf"), "-o", str(out),
+                "--trust", str(keys[1]))
+    assert r.code == 2
+    assert "attach needs the whole bundle" in r.err
+    assert not out.exists()
+
+
+def test_bundle_that_does_not_verify_writes_nothing(run_cli, invoice: Path, built: Path, keys: tuple[Path, Path],
+                                                    tmp_path: Path) -> None:
+    copy = tmp_path / "bundle"
+    shutil.copytree(built, copy)
+    decision = copy / "data/decision.json"
+    data = bytearray(decision.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    decision.write_bytes(bytes(data))
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(invoice), str(copy), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 1
+    assert "does not verify" in r.err
+    assert "data/decision.json" in r.err
+    assert not out.exists()
+    assert list(tmp_path.glob("*.pdf")) == [invoice]
+    r = run_cli("invoice", "attach", str(invoice), str(built), "-o", str(out))  # no trust anchor: not checked
+    assert r.code == 1
+    assert "--trust" in r.err
+    assert not out.exists()

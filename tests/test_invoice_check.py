@@ -1,0 +1,216 @@
+"""`gpu-audit invoice check`: generated Factur-X invoices against a verified bundle of inputs/example."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE
+from invoices import Invoice, Line, cii_xml, example_lines, facturx_pdf, visible_pdf
+
+D = Decimal
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+# A small Python process runs the command and reports the peak RSS of it and its children (KiB): measured in
+# the test process, a child forked from it would count the test's own pages.
+PEAK = ("import resource, subprocess, sys\n"
+        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) + '\\n' + r.stderr)\n"
+        "sys.exit(r.returncode)\n")
+
+
+def _peak(*args: str) -> tuple[int, int, str]:
+    """Exit status, peak RSS in KiB, and stderr of `gpu-audit ARGS`."""
+    r = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "generator", *args], capture_output=True,
+                       text=True, timeout=300, check=False)
+    peak, _, err = r.stdout.partition("\n")
+    return r.returncode, int(peak), err
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A signed bundle of inputs/example and its signer's certificate."""
+    root = tmp_path_factory.mktemp("invoice-bundle")
+    assert _cli("keygen", str(root / "keys"), "--name", "Example Org").returncode == 0
+    out = root / "bundle"
+    r = _cli("build", str(EXAMPLE), "-o", str(out), "--key", str(root / "keys" / "signer-key.pem"),
+             "--cert", str(root / "keys" / "signer.pem"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    return out, root / "keys" / "signer.pem"
+
+
+def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes, *extra: str,
+           name: str = "invoice.pdf") -> subprocess.CompletedProcess[str]:
+    path = tmp_path / name
+    path.write_bytes(invoice if isinstance(invoice, bytes) else facturx_pdf(invoice))
+    bundle, cert = signed
+    return _cli("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
+
+
+def test_the_matching_invoice_checks_out(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    r = _check(tmp_path, signed, Invoice(example_lines()))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK: invoice ITG-2026-0042 bills exactly the committed packages: 2181.00 USD net of tax" in r.stdout
+    assert "tax 436.20 USD (shown apart, not compared)" in r.stdout
+
+
+def test_the_bare_cii_xml_and_a_zip_bundle_check_out_too(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    bundle, cert = signed
+    xml = tmp_path / "factur-x.xml"
+    xml.write_bytes(cii_xml(Invoice(example_lines())))
+    z = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(z, "w") as out:
+        for path in sorted(bundle.rglob("*")):
+            if path.is_file():
+                out.write(path, Path("bundle") / path.relative_to(bundle))
+    assert _cli("invoice", "check", str(xml), str(z), "--trust", str(cert)).returncode == 0
+    note = bundle / "data" / "decision-note.pdf"
+    assert _cli("invoice", "check", str(xml), str(note), "--trust", str(cert)).returncode == 0
+
+
+def _lines(**changes: dict[str, object]) -> list[Line]:
+    lines = example_lines()
+    for index, change in changes.items():
+        for key, value in change.items():
+            setattr(lines[int(index[1:])], key, value)
+    return lines
+
+
+MISMATCHES = {
+    "billed-not-committed": (example_lines() + [Line("h200", 7, D("1"), D("500.00"))], 3, "h200"),
+    "committed-not-billed": (example_lines()[:1], None, "b200, 7-day package (b200-batch)"),
+    "lots-differ": (_lines(l1={"quantity": D("2"), "total": None}), 2, "2 lot(s) billed, 1 committed"),
+    "unit-price-differs": (_lines(l1={"unit_price": D("2171.00")}), 2, "the tariff's price per lot is 2071.00 USD"),
+    "pro-rated": (_lines(l0={"quantity": D("96"), "unit": "HUR", "unit_price": D("0.65")}), 1,
+                  "no hourly pro-rating"),
+    "billed-per-gpu": (_lines(l1={"quantity": D("2"), "unit_price": D("1035.50")}), 2,
+                       "a lot of 2 GPUs is one price, billed per lot: 1 x 2071.00 USD"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(MISMATCHES))
+def test_each_mismatch_names_the_invoice_line_and_the_decisions_figure(code: str, tmp_path: Path,
+                                                                      signed: tuple[Path, Path]) -> None:
+    lines, line, figure = MISMATCHES[code]
+    r = _check(tmp_path, signed, Invoice(lines))
+    assert r.returncode == 1, r.stdout + r.stderr
+    where = f"invoice line {line}" if line is not None else "invoice"
+    shown = [row for row in r.stdout.splitlines() if f": {code}:" in row]
+    assert shown and shown[0].startswith(where), r.stdout
+    assert figure in shown[0], shown[0]
+    result = json.loads(_check(tmp_path, signed, Invoice(lines), "--json", name="again.pdf").stdout)
+    assert code in {f["code"] for f in result["findings"]} and result["ok"] is False
+
+
+def test_another_currency_is_a_finding(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    r = _check(tmp_path, signed, Invoice(example_lines(), currency="EUR"))
+    assert r.returncode == 1 and "invoice: currency: the invoice is in EUR" in r.stdout
+
+
+def test_the_total_net_of_tax_is_compared_and_tax_never(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    r = _check(tmp_path, signed, Invoice(example_lines(), vat_percent=D("0.00")))
+    assert r.returncode == 0, r.stdout  # another VAT rate changes nothing: tax is not compared
+    r = _check(tmp_path, signed, Invoice(example_lines(), extra_totals={"tax_basis_total": D("2281.00")}),
+               name="total.pdf")
+    assert r.returncode == 1 and "total-differs" in r.stdout and "2181.00 USD" in r.stdout
+
+
+def test_json_gives_the_same_result(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    result = json.loads(_check(tmp_path, signed, Invoice(example_lines()), "--json").stdout)
+    assert result["ok"] is True and result["findings"] == [] and result["committed_total_usd_minor"] == 218100
+    assert result["invoice"]["tax_total"] == "436.20" and result["bundle"]["verified"] is True
+
+
+def test_a_bundle_that_does_not_verify_is_not_reconciled(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    bundle, cert = signed
+    invoice = tmp_path / "invoice.pdf"
+    invoice.write_bytes(facturx_pdf(Invoice(example_lines())))
+    r = _cli("invoice", "check", str(invoice), str(bundle))  # no trust anchor: verify never says OK
+    assert r.returncode == 1 and "the bundle does not verify" in r.stdout
+
+
+def test_an_unreadable_invoice_is_exit_2(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    r = _check(tmp_path, signed, visible_pdf(Invoice(example_lines())))
+    assert r.returncode == 2 and "no Factur-X or ZUGFeRD XML attachment" in r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------------------ hostile invoices
+
+XML_HEAD = b'<?xml version="1.0"?>\n'
+CII = b'<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100">'
+HOSTILE = {
+    "billion-laughs": XML_HEAD + b'<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'
+    + b"".join(b'<!ENTITY %c "&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;">' % ((c,) + (c - 1,) * 10)
+               for c in range(ord("b"), ord("k"))) + b"]>" + CII + b"&j;</rsm:CrossIndustryInvoice>",
+    "external-entity": XML_HEAD + b'<!DOCTYPE x [<!ENTITY e SYSTEM "http://169.254.169.254/latest/meta-data/">]>'
+    + CII + b"&e;</rsm:CrossIndustryInvoice>",
+    "deep": XML_HEAD + CII + b"<a>" * 5000 + b"</a>" * 5000 + b"</rsm:CrossIndustryInvoice>",
+    "huge": XML_HEAD + CII + b"<a>" + b"x" * (20 * 2**20) + b"</a></rsm:CrossIndustryInvoice>",
+    "not-cii": XML_HEAD + b"<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'/>",
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_xml_is_exit_2_bounded_and_offline(case: str, tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    path = tmp_path / "hostile.xml"
+    path.write_bytes(HOSTILE[case])
+    bundle, cert = signed
+    code, peak, err = _peak("invoice", "check", str(path), str(bundle), "--trust", str(cert))
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert peak < 400 * 1024, peak  # KiB: the reader's child is capped at 512 MiB of address space
+
+
+def test_a_pdf_with_many_or_enormous_attachments_is_exit_2(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    import pikepdf
+
+    base = tmp_path / "base.pdf"
+    base.write_bytes(facturx_pdf(Invoice(example_lines())))
+    with pikepdf.open(base) as pdf:
+        for n in range(80):
+            pdf.attachments[f"extra-{n}.txt"] = pikepdf.AttachedFileSpec(pdf, b"x")
+        pdf.save(tmp_path / "many.pdf")
+    bundle, cert = signed
+    r = _cli("invoice", "check", str(tmp_path / "many.pdf"), str(bundle), "--trust", str(cert))
+    assert r.returncode == 2 and "80" in r.stderr or "attachments" in r.stderr, r.stderr
+    # a factur-x.xml that inflates to 200 MB, made in a child process: a child forked from a big test process
+    # would count the test's own pages in its peak RSS
+    bomb = ("import pikepdf, sys\nwith pikepdf.open(sys.argv[1]) as pdf:\n"
+            "    pdf.attachments['factur-x.xml'].obj.EF.F.write(b'<' + b' ' * (200 * 2**20) + b'/>')\n"
+            "    pdf.save(sys.argv[2])\n")
+    subprocess.run([sys.executable, "-c", bomb, str(base), str(tmp_path / "bomb.pdf")], check=True, timeout=120)
+    assert (tmp_path / "bomb.pdf").stat().st_size < 2**20  # compressed: the inflation is the reader's
+    code, peak, err = _peak("invoice", "check", str(tmp_path / "bomb.pdf"), str(bundle), "--trust", str(cert))
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert peak < 400 * 1024, peak  # KiB
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_the_reader_refuses_each_hostile_xml_with_sockets_disabled(case: str, tmp_path: Path) -> None:
+    """The reader itself, in this process with pytest-socket refusing every socket: a request would fail the
+    test with SocketBlockedError instead of the refusal."""
+    from pytest_socket import disable_socket, enable_socket
+
+    from generator.bundle import invoice_read
+
+    path = tmp_path / "x.xml"
+    path.write_bytes(HOSTILE[case])
+    disable_socket()
+    try:
+        answer = invoice_read._answer({"path": str(path)})
+    finally:
+        enable_socket()
+    assert set(answer) == {"error"}, answer
+    expected = {"billion-laughs": "DTD or entities", "external-entity": "DTD or entities", "deep": "well-formed",
+                "huge": "larger than", "not-cii": "not a UN/CEFACT CII"}[case]
+    assert expected in answer["error"], answer

@@ -161,11 +161,12 @@ def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFindi
         key = (line.gpu or "", line.days or 0)
         package = by_key.get(key)
         if package is None or key in billed:
+            why = ("a package already billed by another line, which the decision committed once"
+                   if package is not None else "a package the decision did not commit")
             findings.append(InvoiceFinding(
                 "billed-not-committed", line.position, "SellerAssignedID", f"{line.gpu}, {line.days} days",
                 None, f"invoice line {line.line_id or line.position} bills {line.gpu!s} for {line.days!s} days "
-                      f"({line.name}), " + ("a package already billed by another line, which the decision committed once" if package is not None else
-                                            "a package the decision did not commit")))
+                      f"({line.name}), {why}"))
             continue
         billed.add(key)
         findings += _line_findings(line, package)

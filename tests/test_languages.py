@@ -241,3 +241,17 @@ def test_a_cut_text_says_so_in_the_note_language() -> None:
 
     german = finalize_in(i18n.translations("de").gettext, Formats("de").count)
     assert german("y" * 5000).endswith("[gekürzt: 5.000 Zeichen; der ganze Text steht in decision.json]")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_signed_note_never_hands_its_own_fingerprint_to_verify(lang: str, bundles: dict[str, Path]) -> None:
+    """A forged note would hand over its forger's fingerprint: the command asks for the signer's own."""
+    from generator.render.finance import Signature
+    from generator.render.note import render_html
+
+    decision = json.loads((bundles["en"] / "data" / "decision.json").read_text(encoding="utf-8"))
+    fingerprint = "ab" * 32
+    html = render_html(decision, signature=Signature("certified", "CN=Someone", fingerprint), language=lang)
+    assert fingerprint in html  # shown, to compare with the one the signer sent
+    assert f"--trust-fingerprint SHA256:{fingerprint}" not in html  # never as the command to copy
+    assert "gpu-audit verify BUNDLE --trust-fingerprint SHA256:&lt;" in html

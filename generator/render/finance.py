@@ -89,10 +89,3 @@ def unpriced_gpus(decision: dict[str, Any]) -> list[str]:
     by_id = {c["id"]: c for c in decision["configurations"]}
     return sorted({by_id[u["configuration"]]["gpu"] for u in decision["decision"]["unpriced"]
                    if u["configuration"] in by_id})
-
-
-def verify_command(signature: Signature) -> str:
-    """The one command that checks the bundle against the signer's certificate fingerprint."""
-    if signature.kind == "certified":
-        return f"gpu-audit verify BUNDLE --trust-fingerprint SHA256:{signature.fingerprint}"
-    return "gpu-audit verify BUNDLE --allow-unsigned"

@@ -186,7 +186,6 @@ def build_view(decision: dict[str, Any], *, signature: Signature = finance.RENDE
         "bundle_id": bundle_id(decision),
         "language": HTML_LANGUAGE.get(language, language),
         "signature": signature,
-        "verify_command": finance.verify_command(signature),
         "packages": rented,
         "chosen_package": next((p for p in rented if answer and by_id[answer]["experiment_id"] == p["experiment"]),
                                None),

@@ -44,6 +44,7 @@ class Invoice:
     currency: str = "USD"
     vat_percent: Decimal = Decimal("20.00")
     number: str = "ITG-2026-0042"
+    type_code: str = "380"  # a commercial invoice; 381 a credit note
     issued: date = date(2026, 10, 10)
     extra_totals: dict[str, Decimal] = field(default_factory=dict)
 
@@ -63,7 +64,7 @@ def cii_xml(invoice: Invoice) -> bytes:
     doc = Document()
     doc.context.guideline_parameter.id = PROFILE
     doc.header.id = invoice.number
-    doc.header.type_code = "380"
+    doc.header.type_code = invoice.type_code
     doc.header.issue_date_time = invoice.issued
     doc.trade.agreement.seller.name = "IteraGPU (test fixture)"
     doc.trade.agreement.seller.address.country_id = "FR"
@@ -101,8 +102,8 @@ def cii_xml(invoice: Invoice) -> bytes:
     totals.line_total = net
     totals.tax_basis_total = invoice.extra_totals.get("tax_basis_total", net)
     totals.tax_total = (vat, invoice.currency)
-    totals.grand_total = net + vat
-    totals.due_amount = net + vat
+    totals.grand_total = invoice.extra_totals.get("grand_total", net + vat)
+    totals.due_amount = invoice.extra_totals.get("due_amount", net + vat)
     xml: bytes = doc.serialize(schema="FACTUR-X_EN16931")
     facturx.xml_check_xsd(xml, flavor="factur-x", level="en16931")
     return xml

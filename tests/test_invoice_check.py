@@ -112,6 +112,28 @@ def test_each_mismatch_names_the_invoice_line_and_the_decisions_figure(code: str
     assert code in {f["code"] for f in result["findings"]} and result["ok"] is False
 
 
+@pytest.mark.parametrize("invoice,code", [
+    (Invoice(example_lines(), type_code="381"), "document-type"),  # a credit note is no bill
+    (Invoice(example_lines(), extra_totals={"grand_total": D("9999.00"), "due_amount": D("9999.00")}),
+     "gross-inconsistent"),
+    (Invoice(example_lines(), extra_totals={"due_amount": D("9999.00")}), "due-inconsistent"),
+    (Invoice(_lines(l0={"unit": "ANN"})), "pro-rated"),  # billed by the year
+    (Invoice(_lines(l0={"unit": "KGM"})), "unit"),
+    (Invoice(_lines(l0={"unit_price": D("110.004"), "total": D("110.00")})), "unit-price-differs"),  # not rounded
+], ids=["credit-note", "gross", "due", "years", "kilograms", "sub-cent"])
+def test_what_an_invoice_must_hold_besides_its_lines(invoice: Invoice, code: str, tmp_path: Path,
+                                                    signed: tuple[Path, Path]) -> None:
+    r = _check(tmp_path, signed, invoice)
+    assert r.returncode == 1 and f": {code}:" in r.stdout, r.stdout + r.stderr
+
+
+def test_an_amount_too_long_for_any_invoice_is_exit_2(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    xml = cii_xml(Invoice(example_lines())).replace(b"<ram:ChargeAmount>110.00</ram:ChargeAmount>",
+                                                    b"<ram:ChargeAmount>1" + b"0" * 40 + b".00</ram:ChargeAmount>")
+    r = _check(tmp_path, signed, xml, name="long.xml")
+    assert r.returncode == 2 and "more than 24 digits" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
 def test_another_currency_is_a_finding(tmp_path: Path, signed: tuple[Path, Path]) -> None:
     r = _check(tmp_path, signed, Invoice(example_lines(), currency="EUR"))
     assert r.returncode == 1 and "invoice: currency: the invoice is in EUR" in r.stdout
@@ -193,6 +215,20 @@ def test_a_pdf_with_many_or_enormous_attachments_is_exit_2(tmp_path: Path, signe
     code, peak, err = _peak("invoice", "check", str(tmp_path / "bomb.pdf"), str(bundle), "--trust", str(cert))
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert peak < 400 * 1024, peak  # KiB
+
+
+def test_two_invoice_xmls_in_one_pdf_are_refused(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    import pikepdf
+
+    base = tmp_path / "base.pdf"
+    base.write_bytes(facturx_pdf(Invoice(example_lines())))
+    with pikepdf.open(base) as pdf:
+        other = cii_xml(Invoice(example_lines()[:1]))
+        pdf.attachments["zugferd-invoice.xml"] = pikepdf.AttachedFileSpec(pdf, other, mime_type="text/xml")
+        pdf.save(tmp_path / "two.pdf")
+    bundle, cert = signed
+    r = _cli("invoice", "check", str(tmp_path / "two.pdf"), str(bundle), "--trust", str(cert))
+    assert r.returncode == 2 and "ambiguous" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))

@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import asdict, dataclass, field
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
-from generator.bundle.invoice_read import Invoice, InvoiceLine, read_invoice
+from generator.bundle.invoice_read import MAX_DIGITS, Invoice, InvoiceLine, read_invoice
 from generator.bundle.verdict import Report, Trust
 from generator.core.errors import UnreadableInputError
 
 CURRENCY = "USD"  # the tariffs' currency
-TIME_UNITS = frozenset({"HUR", "DAY", "MIN", "SEC", "WEE", "MON"})  # UN/ECE rec. 20: a rental billed by time
+INVOICE_TYPE = "380"  # UNTDID 1001: a commercial invoice (381 is a credit note, 384 a corrected invoice)
+LOT_UNITS = frozenset({"C62", "H87", "LO"})  # UN/ECE rec. 20: one, piece, lot: what a package is billed in
+TIME_UNITS = frozenset({"HUR", "DAY", "MIN", "SEC", "WEE", "MON", "ANN"})  # a rental billed by time
 CENT = Decimal("0.01")
 
 
@@ -68,7 +70,8 @@ class InvoiceCheck:
         return {"bundle": {"path": self.report.bundle, "bundle_id": self.report.bundle_id, "verified": self.report.ok,
                            "problems": [str(p) for p in self.report.problems]},
                 "invoice": None if inv is None else {
-                    "source": inv.source, "number": inv.number, "currency": inv.currency,
+                    "source": inv.source, "number": inv.number, "type_code": inv.type_code, "currency": inv.currency,
+                    "due": _str(inv.due),
                     "net_total": _str(inv.net_total), "tax_total": _str(inv.tax_total),
                     "grand_total": _str(inv.grand_total), "lines": len(inv.lines)},
                 "committed": [asdict(c) for c in self.committed],
@@ -109,8 +112,9 @@ def committed_total(committed: list[Committed]) -> int | None:
     return None if not totals or None in totals else sum(int(t) for t in totals if t is not None)
 
 
-def _cents(amount: Decimal | None) -> int | None:
-    return None if amount is None else int((amount * 100).quantize(Decimal(1)))
+def _dollars(cents: int | None) -> Decimal | None:
+    """Cents as an exact dollar amount, compared with an invoice's amount as it is (110.004 is not 110.00)."""
+    return None if cents is None else Decimal(cents) / 100
 
 
 def _what(c: Committed) -> str:
@@ -120,26 +124,31 @@ def _what(c: Committed) -> str:
 def _line_findings(line: InvoiceLine, c: Committed) -> list[InvoiceFinding]:
     """One billed line against the package it bills."""
     where, out = line.position, []
-    price_cents, qty = _cents(line.unit_price), line.quantity
-    per_gpu = (c.gpus_per_lot or 1) > 1 and qty is not None and price_cents is not None and \
-        c.price_per_lot_usd_minor is not None and qty == c.lots * (c.gpus_per_lot or 1) and \
-        price_cents * (c.gpus_per_lot or 1) == c.price_per_lot_usd_minor
+    lot_price, qty = _dollars(c.price_per_lot_usd_minor), line.quantity
+    per_gpu = (c.gpus_per_lot or 1) > 1 and qty is not None and line.unit_price is not None and \
+        lot_price is not None and qty == c.lots * (c.gpus_per_lot or 1) and \
+        line.unit_price * (c.gpus_per_lot or 1) == lot_price
     if per_gpu:
         return [InvoiceFinding("billed-per-gpu", where, "BilledQuantity", f"{qty} x {line.unit_price}",
                                f"{c.lots} lot(s) x {usd(c.price_per_lot_usd_minor)}",
                                f"{_what(c)}: billed per GPU ({qty} x {line.unit_price}); a lot of {c.gpus_per_lot} "
                                f"GPUs is one price, billed per lot: {c.lots} x {usd(c.price_per_lot_usd_minor)}")]
-    computed = None if qty is None or line.unit_price is None else (qty * line.unit_price).quantize(CENT)
+    with localcontext() as exact:
+        exact.prec = 4 * MAX_DIGITS  # the product of two amounts of MAX_DIGITS digits, exactly
+        computed = None if qty is None or line.unit_price is None else (qty * line.unit_price).quantize(CENT)
     if (line.unit or "").upper() in TIME_UNITS or (qty is not None and qty != qty.to_integral_value()) or \
             (line.total is not None and computed is not None and line.total != computed):
         out.append(InvoiceFinding("pro-rated", where, "BilledQuantity", f"{qty} {line.unit} = {line.total}",
                                   f"{c.lots} whole lot(s) for {c.days} days",
                                   f"{_what(c)}: a pro-rated amount ({qty} {line.unit}, line total {line.total}); a "
                                   "package is billed whole, per lot, with no hourly pro-rating"))
+    elif (line.unit or "").upper() not in LOT_UNITS:
+        out.append(InvoiceFinding("unit", where, "BilledQuantity/@unitCode", line.unit, "C62 (lots)",
+                                  f"{_what(c)}: billed in unit {line.unit}; a package is billed in lots (C62)"))
     elif qty is None or qty != c.lots:
         out.append(InvoiceFinding("lots-differ", where, "BilledQuantity", None if qty is None else str(qty),
                                   str(c.lots), f"{_what(c)}: {qty} lot(s) billed, {c.lots} committed"))
-    if price_cents != c.price_per_lot_usd_minor and not out:
+    if line.unit_price != lot_price and not out:
         out.append(InvoiceFinding("unit-price-differs", where, "NetPriceProductTradePrice/ChargeAmount",
                                   _str(line.unit_price), usd(c.price_per_lot_usd_minor),
                                   f"{_what(c)}: unit price {line.unit_price} billed, the tariff's price per lot is "
@@ -147,9 +156,30 @@ def _line_findings(line: InvoiceLine, c: Committed) -> list[InvoiceFinding]:
     return out
 
 
+def _document_findings(invoice: Invoice) -> list[InvoiceFinding]:
+    """The document itself: an invoice (not a credit note), whose gross and due amounts add up (EN 16931
+    BR-CO-15, BR-CO-16, which the XSD does not check). The tax itself is never compared with the decision."""
+    out = []
+    if invoice.type_code != INVOICE_TYPE:
+        out.append(InvoiceFinding("document-type", None, "ExchangedDocument/TypeCode", invoice.type_code,
+                                  INVOICE_TYPE, f"the document's type code is {invoice.type_code} (381 is a credit "
+                                  "note, 384 a corrected invoice), not 380, a commercial invoice: it is not a bill "
+                                  "of the committed packages"))
+    net, tax, gross = invoice.net_total, invoice.tax_total or Decimal(0), invoice.grand_total
+    if net is not None and gross is not None and gross != net + tax:
+        out.append(InvoiceFinding("gross-inconsistent", None, "GrandTotalAmount", str(gross), str(net + tax),
+                                  f"the invoice's gross total {gross} is not its net {net} plus its tax {tax}"))
+    if gross is not None and invoice.due is not None and invoice.due != gross - (invoice.prepaid or Decimal(0)):
+        out.append(InvoiceFinding("due-inconsistent", None, "DuePayableAmount", str(invoice.due),
+                                  str(gross - (invoice.prepaid or Decimal(0))),
+                                  f"the amount due {invoice.due} is not the gross total {gross} less what was "
+                                  f"prepaid ({invoice.prepaid or 0})"))
+    return out
+
+
 def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFinding]:
     """Every difference between the invoice's lines and totals and the committed packages."""
-    findings: list[InvoiceFinding] = []
+    findings: list[InvoiceFinding] = _document_findings(invoice)
     if invoice.currency != CURRENCY:
         findings.append(InvoiceFinding("currency", None, "InvoiceCurrencyCode", invoice.currency, CURRENCY,
                                        f"the invoice is in {invoice.currency}; the tariffs, and so the committed "
@@ -176,7 +206,7 @@ def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFindi
                                            f"{c.lots} x {usd(c.price_per_lot_usd_minor)}",
                                            f"{_what(c)}: committed but billed by no invoice line"))
     total = committed_total(committed)
-    if _cents(invoice.net_total) != total:
+    if invoice.net_total is None or invoice.net_total != _dollars(total):
         committed_words = (f"the campaign's committed total is {usd(total)}" if total is not None else
                            "the campaign has no committed total (a package has no published price), so no billed "
                            "total can be confirmed")

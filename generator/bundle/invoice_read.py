@@ -54,11 +54,14 @@ class Invoice:
 
     source: str
     number: str
+    type_code: str | None  # UNTDID 1001: 380 a commercial invoice, 381 a credit note, ...
     currency: str | None
     lines: tuple[InvoiceLine, ...]
     net_total: Decimal | None
     tax_total: Decimal | None
     grand_total: Decimal | None
+    prepaid: Decimal | None
+    due: Decimal | None
 
 
 def _refuse(message: str) -> dict[str, Any]:
@@ -75,12 +78,15 @@ def _xml_of_pdf(data: bytes) -> tuple[str, bytes] | dict[str, Any]:
     names = list(reader.attachments)
     if len(names) > MAX_ATTACHMENTS:
         return _refuse(f"the PDF has {len(names)} attachments (at most {MAX_ATTACHMENTS} are read)")
-    for name in names:
-        if name.lower() in XML_NAMES:
-            contents = reader.attachments[name]
-            if len(contents) != 1 or len(contents[0]) > MAX_XML_BYTES:
-                return _refuse(f"its {name} is missing, repeated or larger than {MAX_XML_BYTES} bytes")
-            return name, contents[0]
+    invoices = [name for name in names if name.lower() in XML_NAMES]
+    if len(invoices) > 1:  # readers would disagree on which one is the invoice
+        return _refuse(f"the PDF carries {len(invoices)} invoice XML attachments ({', '.join(invoices)}); "
+                       "which one is the invoice is ambiguous")
+    for name in invoices:
+        contents = reader.attachments[name]
+        if len(contents) != 1 or len(contents[0]) > MAX_XML_BYTES:
+            return _refuse(f"its {name} is missing, repeated or larger than {MAX_XML_BYTES} bytes")
+        return name, contents[0]
     return _refuse(f"the PDF has no Factur-X or ZUGFeRD XML attachment ({', '.join(XML_NAMES)})")
 
 
@@ -108,12 +114,20 @@ def _text(node: Any, path: str) -> str | None:
     return None if found is None or found.text is None else found.text.strip()
 
 
+MAX_DIGITS = 24  # of an amount or a quantity: more is no invoice (and would overflow decimal arithmetic)
+
+
 def _amount(node: Any, path: str) -> str | None:
     text = _text(node, path)
+    if text is None:
+        return None
     try:
-        return None if text is None else str(Decimal(text))
+        value = Decimal(text)
     except InvalidOperation:
         return None
+    if not value.is_finite() or len(value.as_tuple().digits) > MAX_DIGITS:
+        raise ValueError(f"its {path.rsplit(':', 1)[-1]} {text[:40]!r} has more than {MAX_DIGITS} digits")
+    return str(value)
 
 
 def _line(position: int, item: Any) -> dict[str, Any]:
@@ -141,6 +155,9 @@ def _fields(root: Any) -> dict[str, Any]:
     if len(items) > MAX_LINES:
         raise ValueError(f"it has {len(items)} lines (at most {MAX_LINES} are read)")
     return {"number": _text(root, "rsm:ExchangedDocument/ram:ID") or "",
+            "type_code": _text(root, "rsm:ExchangedDocument/ram:TypeCode"),
+            "prepaid": _amount(root, f"{totals}/ram:TotalPrepaidAmount"),
+            "due": _amount(root, f"{totals}/ram:DuePayableAmount"),
             "currency": _text(root, f"{trade}/ram:ApplicableHeaderTradeSettlement/ram:InvoiceCurrencyCode"),
             "lines": [_line(i, item) for i, item in enumerate(items, start=1)],
             "net_total": _amount(root, f"{totals}/ram:TaxBasisTotalAmount") or _amount(root,
@@ -170,7 +187,10 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
         return _refuse(f"its XML {name} is refused: {exc}".replace("  ", " "))
     except Exception as exc:  # noqa: BLE001 - factur-x raises a bare Exception for an XSD failure
         return _refuse(f"its XML {name} is not valid against the Factur-X XSD: {exc}".replace("  ", " "))
-    return {"xml_name": name, **_fields(root)}
+    try:
+        return {"xml_name": name, **_fields(root)}
+    except ValueError as exc:
+        return _refuse(f"its XML {name} is refused: {exc}".replace("  ", " "))
 
 
 def main() -> None:
@@ -218,9 +238,10 @@ def read_invoice(path: Path) -> Invoice:
                               unit_price=_decimal(x["unit_price"]), total=_decimal(x["total"]))
                   for x in answer["lines"])
     source = f"{path.name} ({answer['xml_name']})" if answer["xml_name"] else path.name
-    return Invoice(source=source, number=answer["number"], currency=answer["currency"], lines=lines,
-                   net_total=_decimal(answer["net_total"]), tax_total=_decimal(answer["tax_total"]),
-                   grand_total=_decimal(answer["grand_total"]))
+    return Invoice(source=source, number=answer["number"], type_code=answer["type_code"], currency=answer["currency"],
+                   lines=lines, net_total=_decimal(answer["net_total"]), tax_total=_decimal(answer["tax_total"]),
+                   grand_total=_decimal(answer["grand_total"]), prepaid=_decimal(answer["prepaid"]),
+                   due=_decimal(answer["due"]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Benchmark `gpu-audit check` and `build` on a large seeded campaign against the I/O floor and a peer validator.
 
     python tests/benchmarks/bench_build.py [--n 1000000] [--rounds 5] [--keep DIR] [--distinct]
+    python tests/benchmarks/bench_build.py --distinct --sizes 100000,1000000,3000000 [--rounds 3]
 
 Generates (seed 20261129) a SYNTHETIC campaign of N expected IDs, 3 variants x (5 warm + 1 cold) = 18
 prediction files with planted defects (repeats byte-identical, as a deterministic model writes them, except
@@ -15,6 +16,7 @@ ratios check/floor, build/floor, peer/check and the peak RSS of build. Not part 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 SEED = 20261129
@@ -188,7 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="generate the campaign here and keep it")
     parser.add_argument("--distinct", action="store_true",
                         help="every prediction file differs (a few labels each): no identical repeat to reuse")
+    parser.add_argument("--sizes", help="comma-separated expected-ID counts (e.g. 100000,1000000,3000000): one row "
+                        "per size with floor, check, build, verify and `sha256sum -c`, ratios and peak RSS")
     args = parser.parse_args(argv)
+    if args.sizes:
+        return run_sizes([int(x) for x in args.sizes.split(",")], args.rounds, args.distinct)
     work = Path(tempfile.mkdtemp(prefix="gpu-audit-bench-"))
     py = sys.executable
     try:
@@ -251,6 +258,69 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _median_run(cmd: list[str], rounds: int, cwd: Path | None = None, accept: tuple[int, ...] = (0,),
+                before: Callable[[int], None] | None = None) -> tuple[float, float]:
+    """Median wall seconds and the largest peak RSS (MiB) of `rounds` fresh runs, after one warm-up run."""
+    seconds, peaks = [], []
+    for rnd in range(rounds + 1):
+        if before is not None:
+            before(rnd)
+        elapsed, code, peak = timed(cmd if before is None else [c.replace("{i}", str(rnd)) for c in cmd], cwd)
+        if code not in accept:
+            raise SystemExit(f"{' '.join(cmd)} failed with exit status {code}")
+        if rnd:
+            seconds.append(elapsed)
+            peaks.append(peak / 1024)
+    return statistics.median(seconds), max(peaks)
+
+
+def _remove_bundle(work: Path, rnd: int) -> None:
+    shutil.rmtree(work / f"bundle-{rnd}", ignore_errors=True)
+
+
+def run_sizes(sizes: list[int], rounds: int, distinct: bool) -> int:
+    """One row per size: floor, check, build, verify and `sha256sum -c` (the verify floor) in fresh processes,
+    the ratios the targets use, and the peak RSS of check and build. The JSON line carries every size."""
+    py = sys.executable
+    rows = []
+    print(f"{'IDs':>10}{'floor s':>9}{'check s':>9}{'x':>7}{'build s':>9}{'x':>7}{'verify s':>9}{'sha256 s':>9}"
+          f"{'x':>8}{'check MiB':>10}{'build MiB':>10}")
+    for n in sizes:
+        work = Path(tempfile.mkdtemp(prefix="gpu-audit-bench-"))
+        try:
+            campaign, keys = work / "campaign", work / "keys"
+            make_campaign(campaign, n, distinct=distinct)
+            subprocess.run([py, "-m", "generator", "keygen", str(keys)], check=True, stdout=subprocess.DEVNULL)
+            floor, _ = _median_run([py, "-c", FLOOR, str(campaign)], rounds)
+            check, check_rss = _median_run([py, "-m", "generator", "check", str(campaign)], rounds, accept=(0, 1))
+
+            fresh = functools.partial(_remove_bundle, work)
+            build, build_rss = _median_run([py, "-m", "generator", "build", str(campaign), "-o",
+                                            str(work / "bundle-{i}"), "--key", str(keys / "signer-key.pem"),
+                                            "--cert", str(keys / "signer.pem"), "--quiet"], rounds, accept=(0, 1),
+                                           before=fresh)
+            bundle = work / "bundle-verify"
+            subprocess.run([py, "-m", "generator", "build", str(campaign), "-o", str(bundle), "--key",
+                            str(keys / "signer-key.pem"), "--cert", str(keys / "signer.pem"), "--quiet"],
+                           check=False, stdout=subprocess.DEVNULL)
+            verify, _ = _median_run([py, "-m", "generator", "verify", str(bundle), "--trust", str(keys / "signer.pem")],
+                                    rounds)
+            sums, _ = _median_run(["sha256sum", "-c", "--quiet", "manifest-sha256.txt"], rounds, cwd=bundle)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        row = {"n": n, "floor_s": round(floor, 3), "check_s": round(check, 3), "build_s": round(build, 3),
+               "verify_s": round(verify, 3), "sha256sum_s": round(sums, 3),
+               "check_over_floor": round(check / floor, 2), "build_over_floor": round(build / floor, 2),
+               "verify_over_sha256sum": round(verify / sums, 2), "check_peak_rss_mib": round(check_rss, 1),
+               "build_peak_rss_mib": round(build_rss, 1)}
+        rows.append(row)
+        print(f"{n:>10,}{floor:>9.2f}{check:>9.2f}{row['check_over_floor']:>7.2f}{build:>9.2f}"
+              f"{row['build_over_floor']:>7.2f}{verify:>9.2f}{sums:>9.2f}{row['verify_over_sha256sum']:>8.2f}"
+              f"{check_rss:>10.0f}{build_rss:>10.0f}", flush=True)
+    print(json.dumps({"rounds": rounds, "distinct_files": distinct, "sizes": rows}))
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ inputs/example (the README's example for finance).
 
 from __future__ import annotations
 
+import functools
 import io
 import sys
 from dataclasses import dataclass, field
@@ -110,13 +111,18 @@ def cii_xml(invoice: Invoice) -> bytes:
 
 
 def visible_pdf(invoice: Invoice) -> bytes:
-    """The human-readable invoice: a PDF/A-3b page WeasyPrint renders."""
-    import weasyprint
-
+    """The human-readable invoice: a PDF/A-3b page WeasyPrint renders (its lines, as the XML states them)."""
     rows = "".join(f"<tr><td>{line.name or line.gpu}</td><td>{line.quantity}</td><td>{line.unit_price}</td>"
                    f"<td>{_total(line)}</td></tr>" for line in invoice.lines)
-    html = (f"<html lang='en'><head><title>Invoice {invoice.number}</title></head><body><h1>Invoice "
-            f"{invoice.number}</h1><p>Test fixture, not a real invoice.</p><table>{rows}</table></body></html>")
+    return _rendered(invoice.number, rows)
+
+
+@functools.cache
+def _rendered(number: str, rows: str) -> bytes:
+    import weasyprint
+
+    html = (f"<html lang='en'><head><title>Invoice {number}</title></head><body><h1>Invoice {number}</h1>"
+            f"<p>Test fixture, not a real invoice.</p><table>{rows}</table></body></html>")
     out = io.BytesIO()
     weasyprint.HTML(string=html).write_pdf(out, pdf_variant="pdf/a-3b")
     return out.getvalue()

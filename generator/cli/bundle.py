@@ -13,9 +13,11 @@ from generator.cli.options import (
     CAMPAIGN_LIMITS,
     add_language_option,
     add_limits,
+    add_trust_options,
     limits_of,
     reading_campaigns,
     require_max_findings,
+    trust_of,
 )
 from generator.core.errors import UsageError
 
@@ -145,11 +147,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from generator.bundle.verdict import report_lines
-    from generator.bundle.verify import load_trust, verify_bundle
+    from generator.bundle.verify import verify_bundle
     from generator.core.termtext import escape_terminal
 
     require_max_findings(args)
-    trust = load_trust(Path(args.trust) if args.trust else None, args.trust_fingerprint)
+    trust = trust_of(args)
     report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned, limits=limits_of(args))
     # Names in a bundle are the maker's: a CR or an escape sequence in one must not overwrite these lines.
     for problem in report.problems[: args.max_findings]:
@@ -225,12 +227,7 @@ def _add_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "checked); 2 for usage errors.",
     )
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip")
-    p.add_argument("--trust", metavar="CERT.pem", help="the certificate the signer must be (or be issued by)")
-    p.add_argument("--trust-fingerprint", metavar="SHA256:HEX",
-                   help="the SHA-256 fingerprint of the signer's certificate, obtained from the signer by another "
-                   "channel")
-    p.add_argument("--allow-unsigned", action="store_true",
-                   help="accept a bundle built with --unsigned (not with --trust or --trust-fingerprint)")
+    add_trust_options(p)
     p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N problems")
     add_limits(p, BUNDLE_LIMITS)
     p.set_defaults(handler=_cmd_verify)

@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from generator.cli.options import BUNDLE_LIMITS, add_limits, limits_of
+from generator.cli.options import BUNDLE_LIMITS, add_limits, add_trust_options, limits_of, trust_of
 
 
 def _cmd_attach(args: argparse.Namespace) -> int:
     from generator.bundle.invoice_attach import attach_bundle
-    from generator.bundle.verify import load_trust
     from generator.core.termtext import escape_terminal
 
-    trust = load_trust(Path(args.trust) if args.trust else None, args.trust_fingerprint)
+    trust = trust_of(args)
     written = attach_bundle(Path(args.invoice), Path(args.bundle), Path(args.out), trust=trust,
                             allow_unsigned=args.allow_unsigned, limits=limits_of(args))
     print(escape_terminal(str(written)))
@@ -49,12 +48,7 @@ def _add_attach(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("invoice", metavar="INVOICE.pdf", help="the Factur-X or ZUGFeRD invoice PDF (not signed)")
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip made by `gpu-audit build`")
     p.add_argument("-o", "--out", required=True, metavar="OUT.pdf", help="the new invoice copy (must not exist)")
-    p.add_argument("--trust", metavar="CERT.pem", help="the certificate the bundle's signer must be (or be issued by)")
-    p.add_argument("--trust-fingerprint", metavar="SHA256:HEX",
-                   help="the SHA-256 fingerprint of the signer's certificate, obtained from the signer by another "
-                   "channel")
-    p.add_argument("--allow-unsigned", action="store_true",
-                   help="accept a bundle built with --unsigned (not with --trust or --trust-fingerprint)")
+    add_trust_options(p)
     add_limits(p, BUNDLE_LIMITS)
     p.set_defaults(handler=_cmd_attach)
 
@@ -63,10 +57,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     import json
 
     from generator.bundle.invoice_check import check_invoice, committed_total, usd
-    from generator.bundle.verify import load_trust
     from generator.core.termtext import escape_terminal
 
-    trust = load_trust(Path(args.trust) if args.trust else None, args.trust_fingerprint)
+    trust = trust_of(args)
     result = check_invoice(Path(args.invoice), Path(args.bundle), trust, allow_unsigned=args.allow_unsigned)
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
@@ -114,11 +107,6 @@ def _add_check(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("invoice", metavar="INVOICE", help="the Factur-X or ZUGFeRD invoice PDF, or its CII XML")
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip, or its decision-note.pdf")
-    p.add_argument("--trust", metavar="CERT.pem", help="the certificate the bundle's signer must be (or be issued by)")
-    p.add_argument("--trust-fingerprint", metavar="SHA256:HEX",
-                   help="the SHA-256 fingerprint of the signer's certificate, obtained from the signer by another "
-                   "channel")
-    p.add_argument("--allow-unsigned", action="store_true",
-                   help="accept a bundle built with --unsigned (not with --trust or --trust-fingerprint)")
+    add_trust_options(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=_cmd_check)

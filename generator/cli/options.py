@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from generator.core.errors import UsageError
 from generator.core.limits import DEFAULT as DEFAULT_LIMITS
@@ -38,6 +39,25 @@ def add_language_option(p: argparse.ArgumentParser) -> None:
     """Give `p` the --lang option: the note's language, overriding the protocol's `language`."""
     p.add_argument("--lang", choices=NOTE_LANGUAGES, metavar="LANG",
                    help="the note's language: en, de, fr or zh (default: the protocol's language, else en)")
+
+
+def add_trust_options(p: argparse.ArgumentParser) -> None:
+    """Give `p` the trust anchor options of `verify`: --trust, --trust-fingerprint, --allow-unsigned."""
+    p.add_argument("--trust", metavar="CERT.pem", help="the certificate the signer must be (or be issued by)")
+    p.add_argument("--trust-fingerprint", metavar="SHA256:HEX",
+                   help="the SHA-256 fingerprint of the signer's certificate, obtained from the signer by another "
+                   "channel")
+    p.add_argument("--allow-unsigned", action="store_true",
+                   help="accept a bundle built with --unsigned (not with --trust or --trust-fingerprint)")
+
+
+def trust_of(args: argparse.Namespace) -> Any:
+    """The trust anchor the options of add_trust_options name (a generator.bundle.verdict.Trust)."""
+    from pathlib import Path
+
+    from generator.bundle.verify import load_trust
+
+    return load_trust(Path(args.trust) if args.trust else None, args.trust_fingerprint)
 
 
 def add_limits(p: argparse.ArgumentParser, names: Sequence[str]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from generator.bundle.invoice_read import MAX_DIGITS, Invoice, InvoiceLine, read_invoice
 from generator.bundle.verdict import Report, Trust
 from generator.core.errors import UnreadableInputError
+from generator.core.money import usd_amount
 
 CURRENCY = "USD"  # the tariffs' currency
 INVOICE_TYPE = "380"  # UNTDID 1001: a commercial invoice (381 is a credit note, 384 a corrected invoice)
@@ -84,7 +85,8 @@ def _str(value: Decimal | None) -> str | None:
 
 
 def usd(cents: int | None) -> str:
-    return "no price" if cents is None else f"{Decimal(cents) / 100:.2f} {CURRENCY}"
+    """Cents as '2071.00 USD' (generator.core.money), or 'no price'."""
+    return "no price" if cents is None else f"{usd_amount(cents)} {CURRENCY}"
 
 
 def committed_packages(decision: dict[str, Any]) -> list[Committed]:

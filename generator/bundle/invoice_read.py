@@ -10,7 +10,6 @@ The child is `python -m generator.bundle.invoice_read`: one JSON request on stdi
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 
 from generator.core.errors import UnreadableInputError
 from generator.core.limits import MiB
+from generator.core.worker import child_env
 
 MAX_INVOICE_BYTES = 64 * MiB  # a Factur-X PDF is a few hundred kilobytes
 MAX_XML_BYTES = 8 * MiB
@@ -219,8 +219,7 @@ def read_invoice(path: Path) -> Invoice:
         raise UnreadableInputError(f"{path} is not a file; give the provider's Factur-X PDF or its CII XML")
     if path.stat().st_size > MAX_INVOICE_BYTES:
         raise UnreadableInputError(f"{path} is larger than {MAX_INVOICE_BYTES} bytes; an invoice is not")
-    package_root = str(Path(__file__).resolve().parents[2])  # the child imports this very package
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    env = child_env()  # the child imports this very package
     try:
         proc = subprocess.run([sys.executable, "-m", "generator.bundle.invoice_read"], env=env, capture_output=True,
                               input=json.dumps({"path": str(path.resolve())}), text=True, timeout=2 * CPU_SECONDS)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 
 from generator.bundle.verdict import Problem
 from generator.core.limits import GiB, Limits, limit_message
+from generator.core.worker import child_env
 
 MEMORY_CEILING = 4 * GiB  # address space of the child; a genuine note needs a few hundred megabytes
 
@@ -85,8 +85,7 @@ def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signa
     request = {"pdf": str(path.resolve()), "file": file, "seconds": limits.max_pdf_seconds,
                "check_signature": check_signature,
                "cert": None if cert is None else cert.public_bytes(serialization.Encoding.PEM).decode()}
-    package_root = str(Path(__file__).resolve().parents[2])  # the child imports this very package
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    env = child_env()  # the child imports this very package
     try:
         proc = subprocess.run([sys.executable, "-m", "generator.bundle.notejob"], input=json.dumps(request), env=env,
                               capture_output=True, text=True, timeout=2 * limits.max_pdf_seconds + 30)

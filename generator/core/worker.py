@@ -17,12 +17,17 @@ from pathlib import Path
 from typing import Any
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a child `python -m generator...`: this one, with this very package first on its path."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+
+
 class JsonWorker:
     """One helper process, its single request and its answers; None as an answer the process could not give."""
 
     def __init__(self, module: str) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])  # the child imports this very package
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        env = child_env()
         self._proc: subprocess.Popen[bytes] | None = None
         if sys.executable:  # an embedded interpreter has none to start
             try:

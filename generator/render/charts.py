@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import base64
 import io
-import shutil
-import subprocess
 import sys
 import textwrap
 import warnings
@@ -24,6 +22,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from generator.core.errors import EnvironmentProblemError
+from generator.core.fontconfig import font_files
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -199,10 +198,7 @@ def _known_fonts(families: list[str]) -> None:
         try:
             font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
         except ValueError:
-            fc_list = shutil.which("fc-list")
-            listed = subprocess.run([fc_list, f":family={family}", "file"], capture_output=True, text=True,
-                                    check=False, timeout=30).stdout if fc_list else ""
-            for path in sorted({line.split(":")[0] for line in listed.splitlines() if line.strip()}):
+            for path in font_files(family) or []:
                 font_manager.fontManager.addfont(path)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -16,6 +14,7 @@ from babel.numbers import format_currency, format_decimal
 from babel.support import NullTranslations, Translations
 
 from generator.core.errors import EnvironmentProblemError, UsageError
+from generator.core.fontconfig import font_files
 from generator.core.resources import locale_dir
 
 # The note's languages, as protocol.json and --lang name them, with the CLDR locale whose conventions it uses.
@@ -62,13 +61,11 @@ def translations(language: str) -> NullTranslations:
 
 def require_fonts(language: str) -> None:
     """Refuse to render when a font the language needs is not installed (fontconfig's `fc-list` says)."""
-    fc_list = shutil.which("fc-list")
-    if fc_list is None:
-        raise EnvironmentProblemError("fontconfig's fc-list is not installed, so the note's fonts cannot be "
-                                      "checked; install fontconfig (Debian: apt-get install fontconfig)")
     for family in FONTS[language]:
-        found = subprocess.run([fc_list, f":family={family}", "family"], capture_output=True, text=True,
-                               check=False, timeout=30).stdout.strip()
+        found = font_files(family)
+        if found is None:
+            raise EnvironmentProblemError("fontconfig's fc-list is not installed, so the note's fonts cannot be "
+                                          "checked; install fontconfig (Debian: apt-get install fontconfig)")
         if not found:
             raise EnvironmentProblemError(
                 f"the font {family!r}, which the {language} note needs, is not installed; install it (Debian: "

@@ -81,12 +81,20 @@ def test_long_grid_notes_build_within_seconds_of_the_normal_case(tmp_path: Path)
     normal = tmp_path / "normal"
     shutil.copytree(EXAMPLE, normal)
     added = _long_notes_campaign(tmp_path / "long")
-    normal_seconds, done = _cli("build", str(normal), "-o", str(tmp_path / "b-normal"), "--unsigned", "--quiet",
-                                timeout=120)
-    assert done.returncode == 0, done.stderr
-    long_seconds, done = _cli("build", str(tmp_path / "long"), "-o", str(tmp_path / "b-long"), "--unsigned",
-                              "--quiet", timeout=120)
-    assert done.returncode == 1, done.stderr  # the extra attempts are unregistered: findings, still built
+    # The least of two builds each: one build's processor time varies by a quarter on this machine
+    # (collection, page faults), which the bound below must not be measuring.
+    normal_runs, long_runs = [], []
+    for run in (1, 2):
+        seconds, done = _cli("build", str(normal), "-o", str(tmp_path / f"b-normal-{run}"), "--unsigned", "--quiet",
+                             timeout=120)
+        assert done.returncode == 0, done.stderr
+        normal_runs.append(seconds)
+        seconds, done = _cli("build", str(tmp_path / "long"), "-o", str(tmp_path / ("b-long" if run == 1 else
+                                                                                    "b-long-2")),
+                             "--unsigned", "--quiet", timeout=120)
+        assert done.returncode == 1, done.stderr  # the extra attempts are unregistered: findings, still built
+        long_runs.append(seconds)
+    normal_seconds, long_seconds = min(normal_runs), min(long_runs)
     assert long_seconds < normal_seconds + SLACK_SECONDS, f"{long_seconds:.1f} s against {normal_seconds:.1f} s"
 
     bundle = tmp_path / "b-long" / "data"

@@ -53,9 +53,9 @@ def _cli(*argv: str, timeout: float) -> tuple[float, subprocess.CompletedProcess
     return _cpu_seconds() - started, subprocess.CompletedProcess(command, child.returncode, out, err)
 
 
-def _long_notes_campaign(target: Path) -> list[tuple[int, str]]:
+def _long_notes_campaign(target: Path, note_length: int = NOTE_LENGTH) -> list[tuple[int, str]]:
     """inputs/example plus EXTRA_ROWS well-formed warm attempts (copies of warm run 1, each with its own
-    prediction file) whose notes are NOTE_LENGTH characters of words; returns each new row's line and note."""
+    prediction file) whose notes are `note_length` characters of words; returns each new row's line and note."""
     shutil.copytree(EXAMPLE, target)
     rows = read_grid(target)
     head = rows[0]
@@ -67,8 +67,8 @@ def _long_notes_campaign(target: Path) -> list[tuple[int, str]]:
         row = list(firsts[n % len(firsts)])
         index = str(6 + n // len(firsts))
         row[col["run_index"]] = index
-        note = f"row {n}: " + " ".join(rng.choice(WORDS) for _ in range(NOTE_LENGTH))
-        row[col["notes"]] = note[:NOTE_LENGTH]
+        note = f"row {n}: " + " ".join(rng.choice(WORDS) for _ in range(note_length))
+        row[col["notes"]] = note[:note_length]
         folder = target / "predictions" / row[col["experiment_id"]] / row[col["variant_id"]]
         shutil.copyfile(folder / "warm-1.csv", folder / f"warm-{index}.csv")
         rows.append(row)
@@ -78,26 +78,24 @@ def _long_notes_campaign(target: Path) -> list[tuple[int, str]]:
 
 
 def test_long_grid_notes_build_within_seconds_of_the_normal_case(tmp_path: Path) -> None:
-    normal = tmp_path / "normal"
-    shutil.copytree(EXAMPLE, normal)
+    # The baseline is the same campaign with short notes: the same rows, findings and files, so that the
+    # difference is the notes' length alone. (Against inputs/example, the 100 extra rows' 200 findings and
+    # 100 more files are 13 more pages, whose layout is bounded by the caps but is not what is measured here.)
+    _long_notes_campaign(tmp_path / "short", note_length=len("row 99: run"))
     added = _long_notes_campaign(tmp_path / "long")
     # The least of two builds each: one build's processor time varies by a quarter on this machine
     # (collection, page faults), which the bound below must not be measuring.
-    normal_runs, long_runs = [], []
+    times: dict[str, list[float]] = {"short": [], "long": []}
     for run in (1, 2):
-        seconds, done = _cli("build", str(normal), "-o", str(tmp_path / f"b-normal-{run}"), "--unsigned", "--quiet",
-                             timeout=120)
-        assert done.returncode == 0, done.stderr
-        normal_runs.append(seconds)
-        seconds, done = _cli("build", str(tmp_path / "long"), "-o", str(tmp_path / ("b-long" if run == 1 else
-                                                                                    "b-long-2")),
-                             "--unsigned", "--quiet", timeout=120)
-        assert done.returncode == 1, done.stderr  # the extra attempts are unregistered: findings, still built
-        long_runs.append(seconds)
-    normal_seconds, long_seconds = min(normal_runs), min(long_runs)
+        for case in ("short", "long"):
+            seconds, done = _cli("build", str(tmp_path / case), "-o", str(tmp_path / f"b-{case}-{run}"),
+                                 "--unsigned", "--quiet", timeout=120)
+            assert done.returncode == 1, done.stderr  # the extra attempts are unregistered: findings, still built
+            times[case].append(seconds)
+    normal_seconds, long_seconds = min(times["short"]), min(times["long"])
     assert long_seconds < normal_seconds + SLACK_SECONDS, f"{long_seconds:.1f} s against {normal_seconds:.1f} s"
 
-    bundle = tmp_path / "b-long" / "data"
+    bundle = tmp_path / "b-long-1" / "data"
     html = (bundle / "decision-note.html").read_text(encoding="utf-8")
     line, note = added[0]
     marker = (f"[shortened: {NOTE_LENGTH:,} characters; the whole note is in the grid, line {line}, "

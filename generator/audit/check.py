@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -48,10 +49,22 @@ from generator.audit.recompute.model import (
 from generator.audit.validate import validate_inputs
 from generator.core.safefiles import sha256_file
 
-READ_AHEAD = 2
+# Prediction files read, parsed and assessed at once, each in a worker thread of its own (reading, hashing,
+# parsing and the column-wise assessment release the GIL): one per core of the machines this runs on, and the
+# bound on memory (README, "Memory"). Finished files are reduced to their findings and acceptance.
+PARALLEL_FILES = 2
 Progress = Callable[[str, int, int], None]
-# A run, its file's SHA-256 and its parsing under way (None: missing, or a copy of content parsed already).
-_Pending = tuple[int, RunFile, str | None, Future[LabelFile] | None]
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """One run's prediction file reduced to what the decision needs (its columns are released)."""
+
+    size: int | None = None
+    digest: str | None = None  # None: the file is missing
+    problems: list[Finding] = field(default_factory=list)
+    acceptance: Acceptance | None = None
+    copy_of: int | None = None  # the same bytes, parsed and assessed by the job of this run (its index)
 
 
 @dataclass
@@ -101,11 +114,14 @@ def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
             and inputs.expected_distinct and inputs.reference_matches):
         return None
     if fast:
-        return _Judge(protocol, truth=prepare_truth(expected.ids, inputs.expected_distinct, reference.ids,
-                                                    reference.labels, sorted(protocol["classes"])))
-    labels = idsets.as_array(reference.labels).to_pylist()
-    return _Judge(protocol, expected=list(idsets.as_array(expected.ids).to_pylist()),
-                  reference=dict(zip(idsets.as_array(reference.ids).to_pylist(), labels, strict=False)))
+        judge = _Judge(protocol, truth=prepare_truth(expected.ids, inputs.expected_distinct, reference,
+                                                     sorted(protocol["classes"])))
+    else:
+        labels = idsets.as_array(reference.labels).to_pylist()
+        judge = _Judge(protocol, expected=list(idsets.as_array(expected.ids).to_pylist()),
+                       reference=dict(zip(idsets.as_array(reference.ids).to_pylist(), labels, strict=False)))
+    reference.release_columns()  # the truth holds the labels now, in the expected order: one copy in memory
+    return judge
 
 
 @dataclass
@@ -118,7 +134,7 @@ class _Assessed:
 
 
 class _PredictionFiles:
-    """Reads, parses and assesses the prediction files of the grid rows, in order."""
+    """Reads, parses and assesses the prediction files of the grid rows; their outcomes are taken in order."""
 
     def __init__(self, inputs: CampaignInputs, judge: _Judge | None, fast: bool, progress: Progress | None):
         self.inputs, self.judge, self.fast, self.progress = inputs, judge, fast, progress
@@ -131,52 +147,57 @@ class _PredictionFiles:
                 self.out.hashed[rel] = (lf.size, lf.sha256)
         # Repeated runs of a deterministic model write byte-identical prediction files: the column-wise path
         # parses and assesses each distinct content once, and gives its copies the same findings and
-        # acceptance under their own names (same bytes, same truth, same rule: the same answer).
-        self.claimed: set[str] = set()  # contents sent to be parsed; their outcome is known once finished, in order
-        self.first_outcome: dict[str, tuple[list[Finding], Acceptance | None]] = {}
+        # acceptance under their own names (same bytes, same truth, same rule: the same answer). Whichever
+        # job hashes a content first claims it; the answer does not depend on which one that is.
+        self._lock = threading.Lock()
+        self._claimed: dict[str, int] = {}  # content -> the run whose job parses it (written by the workers)
+        self._jobs: dict[int, Future[_Outcome]] = {}  # runs sent and not yet taken
+        self._first: dict[str, _Outcome] = {}  # content -> its outcome, once taken
 
-    def _parse(self, data: bytes, run: RunFile) -> LabelFile:
-        return parse_label_bytes(data, run.relpath, self.rules, Severity.WARNING, fast=self.fast, known=self.known)
+    def start(self, pool: ThreadPoolExecutor, i: int, run: RunFile) -> None:
+        """Send a run's file to a worker (in a copy of this context: the command's limits apply there too)."""
+        self._jobs[i] = pool.submit(contextvars.copy_context().run, self._assess_file, i, run)
 
-    def start(self, pool: ThreadPoolExecutor, i: int, run: RunFile) -> _Pending:
-        """Read and hash a run's file here, and send its parsing to a worker (unless its content was sent)."""
-        digest, parsing = None, None
-        if run.exists and run.path is not None:
-            # Read in blocks and hashed on the way; a file too large for the corpus, or with a line too
-            # long for any row, is refused unparsed (memory: one block) and its SHA-256 still computed.
-            raw = read_bounded(run.path, run.relpath, max_bytes=self.max_bytes, severity=Severity.WARNING)
-            digest = raw.sha256
-            self.out.hashed[run.relpath] = (raw.size, digest)
-            if not (self.fast and digest in self.claimed):
-                self.claimed.add(digest)
-                if raw.data is None:
-                    parsing = pool.submit(refused, raw, run.relpath)
-                else:
-                    # Each parse runs in a copy of this context, so the command's limits apply there too.
-                    parsing = pool.submit(contextvars.copy_context().run, self._parse, raw.data, run)
-            del raw
-        return i, run, digest, parsing
+    def _assess_file(self, i: int, run: RunFile) -> _Outcome:
+        """In a worker: read and hash the file, then (unless its bytes were claimed) parse and assess it."""
+        if not (run.exists and run.path is not None):
+            return _Outcome()
+        # Read in blocks and hashed on the way; a file too large for the corpus, or with a line too long for
+        # any row, is refused unparsed (memory: one block) and its SHA-256 still computed.
+        raw = read_bounded(run.path, run.relpath, max_bytes=self.max_bytes, severity=Severity.WARNING)
+        size, digest = raw.size, raw.sha256
+        if self.fast:
+            with self._lock:
+                first = self._claimed.setdefault(digest, i)
+            if first != i:
+                return _Outcome(size, digest, copy_of=first)
+        if raw.data is None:
+            labels = refused(raw, run.relpath)
+        else:
+            labels = parse_label_bytes(raw.data, run.relpath, self.rules, Severity.WARNING, fast=self.fast,
+                                       known=self.known)
+        del raw  # the bytes, before the assessment adds its own arrays
+        acceptance = self.judge.assess(labels) if self.judge is not None else None
+        return _Outcome(size, digest, labels.problems, acceptance)
 
-    def finish(self, i: int, run: RunFile, digest: str | None, parsing: Future[LabelFile] | None) -> None:
-        """The run's findings and acceptance, from its parsed file, the copy it repeats, or its absence."""
+    def finish(self, i: int, run: RunFile) -> None:
+        """The run's findings and acceptance, from its own outcome, the copy it repeats, or its absence."""
         if self.progress is not None:
             self.progress("recomputing prediction files", i, len(self.inputs.run_files))
-        judge = self.judge
-        problems: list[Finding] = []
-        acceptance: Acceptance | None = None
-        if parsing is not None:
-            labels = parsing.result()
-            problems = labels.problems
-            acceptance = judge.assess(labels) if judge is not None else None
-            del labels
-            if self.fast and digest is not None:
-                self.first_outcome[digest] = (problems, acceptance)
-        elif digest is not None:
-            problems, acceptance = self.first_outcome[digest]
-            problems = [replace(f, file=run.relpath) for f in problems]
-            acceptance = replace(acceptance, prediction_file=run.relpath) if acceptance is not None else None
-        elif judge is not None:
-            acceptance = judge.assess(None)  # the file is missing
+        outcome = self._jobs.pop(i).result()
+        problems, acceptance = outcome.problems, outcome.acceptance
+        if outcome.digest is None:
+            acceptance = self.judge.assess(None) if self.judge is not None else None  # the file is missing
+        else:
+            self.out.hashed[run.relpath] = (outcome.size or 0, outcome.digest)
+        if outcome.copy_of is not None and outcome.digest is not None:
+            # The run that claimed these bytes was sent earlier or at the same time: taken already, or pending.
+            first = self._first.get(outcome.digest) or self._jobs[outcome.copy_of].result()
+            problems = [replace(f, file=run.relpath) for f in first.problems]
+            acceptance = (replace(first.acceptance, prediction_file=run.relpath) if first.acceptance is not None
+                          else None)
+        elif outcome.digest is not None:
+            self._first[outcome.digest] = outcome
         self.out.findings.extend(problems)
         if acceptance is not None and run.path is not None:
             self.out.acceptances[run.row_index] = acceptance
@@ -184,20 +205,25 @@ class _PredictionFiles:
 
 def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bool = True,
                        progress: Progress | None = None) -> _Assessed:
-    """Read every run's prediction file a few at a time (never all in memory) and assess it against the truth.
+    """Read, parse and assess every run's prediction file, PARALLEL_FILES at a time (never all in memory).
 
-    This thread reads and hashes each file in turn; its parsing goes to worker threads (reading, hashing
-    and parsing release the GIL). At most READ_AHEAD + 1 files are in memory at once.
+    Each file is reduced to its findings and acceptance in the worker that read it and then released; at
+    most PARALLEL_FILES files (bytes and columns) are in memory at once, and twice as many jobs are queued,
+    so that a worker never waits for the oldest run to be taken.
     """
     files = _PredictionFiles(inputs, judge, fast, progress)
-    with ThreadPoolExecutor(max_workers=READ_AHEAD) as pool:
-        pending: deque[_Pending] = deque()
+    pool = ThreadPoolExecutor(max_workers=PARALLEL_FILES)
+    try:
+        pending: deque[tuple[int, RunFile]] = deque()
         for i, run in enumerate(inputs.run_files):
-            pending.append(files.start(pool, i, run))
-            while len(pending) > READ_AHEAD:
+            files.start(pool, i, run)
+            pending.append((i, run))
+            while len(pending) > 2 * PARALLEL_FILES:
                 files.finish(*pending.popleft())
         while pending:
             files.finish(*pending.popleft())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # an error or Ctrl-C: queued files are not started
     return files.out
 
 

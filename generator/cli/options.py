@@ -87,15 +87,26 @@ def limits_of(args: argparse.Namespace) -> Limits:
 
 
 def reading_campaigns() -> None:
-    """Leave Ctrl-C to Python while pyarrow reads the campaign, so that it always stops the command.
+    """Set up pyarrow for a command that reads a campaign: Ctrl-C left to Python, freed memory given back.
 
     pyarrow otherwise catches the signal during its long calls and, now and then (some 2 in 100 builds
     interrupted early, here), loses it: the build went on and exited 0. Without pyarrow's handler the
     interrupt is raised when the call returns, a fraction of a second later.
+
+    The prediction files are read a few at a time (README, "Memory"): pyarrow's jemalloc pool gives the
+    columns of a file already assessed back to the system at once (its default decay, 0 ms), instead of
+    keeping them resident beside the next ones as the mimalloc default does. At 3 million IDs that is a
+    peak of about 540 MiB instead of 630 for `check`, for about a second more of system time. A pyarrow
+    built without jemalloc keeps its default pool.
     """
     import pyarrow
 
     pyarrow.enable_signal_handlers(False)
+    try:
+        pool = pyarrow.jemalloc_memory_pool()
+    except NotImplementedError:
+        return
+    pyarrow.set_memory_pool(pool)
 
 
 def require_max_findings(args: argparse.Namespace) -> None:

@@ -21,9 +21,12 @@ def metric_from_codes(name: str, truth: np.ndarray, pred: np.ndarray, n_labels: 
         raise ValueError("no labels to score")
     if name == "accuracy":
         return float(np.count_nonzero(truth == pred) / len(truth))
-    true_count = np.bincount(truth, minlength=n_labels).astype(np.float64)
-    pred_count = np.bincount(pred, minlength=n_labels).astype(np.float64)
-    tp = np.bincount(truth[truth == pred], minlength=n_labels).astype(np.float64)
+    # One pass over the rows: the confusion matrix, in the narrowest integer type that indexes its cells.
+    cells = n_labels * n_labels
+    kind = np.dtype(np.int16 if cells <= np.iinfo(np.int16).max else np.int64)
+    confusion = np.bincount(truth.astype(kind) * n_labels + pred.astype(kind),
+                            minlength=cells).reshape(n_labels, n_labels).astype(np.float64)
+    true_count, pred_count, tp = confusion.sum(axis=1), confusion.sum(axis=0), np.diagonal(confusion)
     present = (true_count + pred_count) > 0
     f1 = 2 * tp[present] / (true_count[present] + pred_count[present])
     if name == "macro_f1":

@@ -34,7 +34,8 @@ class LabelFile:
     """The columns of an id/label file, its fingerprint and what is wrong with its format.
 
     `ids` and `labels` are pyarrow string arrays from the fast reader, lists from the reference one;
-    `labels` is None for a file with only the `id` column.
+    `labels` is None for a file with only the `id` column, and from the fast reader when every label is a
+    class: `label_codes` then holds them, one byte per row, and the strings are released.
     """
 
     file: str
@@ -48,6 +49,11 @@ class LabelFile:
     bad_id_summary: tuple[int, tuple[int, ...]] | None = None  # fast reader: invalid-ID count and first rows
     label_codes: Any = None  # fast reader: each label's index in label_classes, when every label is a class
     label_classes: tuple[str, ...] = ()
+
+    def release_columns(self) -> None:
+        """Drop the columns once what they give is held elsewhere (the reference, once the truth is prepared):
+        the fingerprint and the problems stay."""
+        self.ids, self.labels, self.label_codes, self.lines = [], None, None, None
 
     def line_of(self, index: int) -> int:
         """The file line of row `index`."""
@@ -233,23 +239,26 @@ def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:
                     text_scan=scan_column(ids_file.ids, ID_FORMULA_START, FIRST_FEW))
 
 
-def _label_column(out: LabelFile, rules: ColumnRules) -> tuple[int, list[tuple[int, str]], ColumnScan]:
-    """The labels outside the classes (count, first rows) and their text scan; class codes when all are classes."""
-    import numpy as np
+def _label_column(out: LabelFile, column: Any, rules: ColumnRules) -> tuple[int, list[tuple[int, str]], ColumnScan]:
+    """The labels outside the classes (count, first rows) and their text scan; when all are classes, their
+    codes, and the strings are not kept."""
     import pyarrow.compute as pc
 
-    from generator.audit.idsets import arrow_strings, ints
+    from generator.audit.idsets import arrow_strings, class_codes, ints
 
-    labels = out.labels
     if rules.classes is None:
-        return 0, [], scan_column(labels, FORMULA_START, FIRST_FEW)
-    # One lookup in the few classes gives each label's class code, and null for an unknown label.
+        out.labels = column.combine_chunks()
+        return 0, [], scan_column(out.labels, FORMULA_START, FIRST_FEW)
+    # One lookup in the few classes gives each label's class code, and null for an unknown label; the
+    # column's chunks are looked up as they are (combining them would copy every label once more).
     classes = tuple(sorted(rules.classes))
-    codes = pc.index_in(labels, value_set=arrow_strings(classes))
+    codes = pc.index_in(column, value_set=arrow_strings(classes))
     n_bad_labels = codes.null_count
     if not n_bad_labels:
-        out.label_codes, out.label_classes = ints(codes).astype(np.int64), classes
+        out.label_codes, out.label_classes = class_codes(codes, len(classes)), classes
         return 0, [], ColumnScan()
+    labels = out.labels = column.combine_chunks()
+    codes = codes.combine_chunks()
     outside = pc.indices_nonzero(pc.is_null(codes))
     rows = ints(outside.slice(0, FIRST_FEW))
     bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in rows]
@@ -273,7 +282,7 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
     types = {c: pa.string() for c in rules.columns}
     try:
         table = pacsv.read_csv(
-            pa.BufferReader(data), read_options=pacsv.ReadOptions(use_threads=threads),
+            pa.BufferReader(data), read_options=pacsv.ReadOptions(use_threads=threads, block_size=PARSE_BLOCK),
             parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
             # ASCII is valid UTF-8: pyarrow's own check is then skipped (a tenth of the parsing time).
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
@@ -283,11 +292,20 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
         return None  # wrong field counts, invalid UTF-8: the reference reader names them exactly
     if tuple(table.column_names) != rules.columns:
         return None
-    ids = table.column("id").combine_chunks()
-    if len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
+    from generator.audit.idsets import same_values
+
+    id_column = table.column("id")
+    label_column = table.column("label") if "label" in rules.columns else None
+    del table
+    # A file that lists exactly the expected IDs, in their order (the usual case), shares their one array:
+    # its own ID chunks are released at once, and its ID checks are those of the expected IDs.
+    repeats_known = known is not None and same_values(id_column, known.ids)
+    ids = known.ids if known is not None and repeats_known else id_column.combine_chunks()
+    del id_column
+    if not repeats_known and len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
         return None  # an empty ID or a blank line (which shifts line numbers): the reference reader names it
     out = LabelFile(file=display, ids=ids, labels=None)
-    if known is not None and ids.equals(known.ids):
+    if known is not None and repeats_known:
         n_bad_ids, first = known.bad_count, list(known.bad_first)
         id_scan = known.text_scan
     else:
@@ -296,15 +314,19 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
     out.bad_id_summary = (n_bad_ids, tuple(first))
     bad_ids = [(i + 2, ids[i].as_py()) for i in first]
     n_bad_labels, bad_labels, label_scan = 0, list[tuple[int, str]](), None
-    if "label" in rules.columns:
-        out.labels = table.column("label").combine_chunks()
-        n_bad_labels, bad_labels, label_scan = _label_column(out, rules)
+    if label_column is not None:
+        n_bad_labels, bad_labels, label_scan = _label_column(out, label_column, rules)
+        del label_column
     _aggregate(out, severity, rules, [], bad_ids, n_bad_ids, bad_labels, n_bad_labels)
     _text_findings(out, severity, id_scan, label_scan, lambda r: ids[r].as_py(),
                    (lambda r: out.labels[r].as_py()) if out.labels is not None else None)
     return out
 
 
+# pyarrow parses in blocks of this size, one chunk each: small blocks bound the parser's own buffers (a
+# block as large as the file needs twice the columns' memory for them), and the chunks are looked up as
+# they are, or combined only for a file whose IDs are not the expected ones in their order.
+PARSE_BLOCK = 1 << 20
 # A prediction or reference file may hold twice what one row per expected ID needs (room for duplicates,
 # extra rows, long wrong labels: each still a finding of its own), plus this much for a tiny corpus.
 SIZE_SLACK = 2

@@ -54,13 +54,14 @@ class Truth:
     distinct: bool  # the expected IDs hold no duplicate
 
 
-def prepare_truth(expected_ids: Any, expected_distinct: bool, reference_ids: Any, reference_labels: Any,
-                  classes: Sequence[str]) -> Truth:
-    """Align the reference to the expected order once (the reference is validated separately)."""
+def prepare_truth(expected_ids: Any, expected_distinct: bool, reference: LabelFile, classes: Sequence[str]) -> Truth:
+    """Align the reference to the expected order once (the reference is validated separately): its class codes,
+    the reader's when it gave them for these classes, else looked up from its labels."""
     expected = idsets.as_array(expected_ids)
-    ref_ids, ref_labels = idsets.as_array(reference_ids), idsets.as_array(reference_labels)
-    comparison = idsets.compare(expected, ref_ids, expected_distinct)
-    aligned = idsets.in_expected_order(idsets.codes(ref_labels, classes), comparison)
+    comparison = idsets.compare(expected, idsets.as_array(reference.ids), expected_distinct)
+    ref_codes = (reference.label_codes if reference.label_codes is not None
+                 and reference.label_classes == tuple(classes) else idsets.codes(reference.labels, classes))
+    aligned = idsets.in_expected_order(ref_codes, comparison)
     return Truth(expected=expected, codes=aligned, classes=tuple(classes), distinct=expected_distinct)
 
 

@@ -365,3 +365,23 @@ def test_openssl_verifies_the_manifest_signature(built: Path, bundle: Path, tmp_
     bad = subprocess.run(cmd + [str(bundle / "MANIFEST.json.sig"), str(bundle / "MANIFEST.json")],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "Verification failure" in bad.stdout + bad.stderr
+
+
+def test_the_note_is_signed_with_the_key_already_loaded(keys: tuple[Path, Path], built: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyHanko's SimpleSigner parses the key again for each signature (and cryptography checks a 3072-bit RSA
+    key each time, ~0.15 s): gpu-audit's signer uses the key it loaded once."""
+    from generator.render.note import PDF_NAME, render_note
+
+    identity = signing.load_pem_identity(keys[0], keys[1])
+    decision = json.loads((built / "data" / "decision.json").read_text(encoding="utf-8"))
+    pdf = render_note(decision, [])[PDF_NAME]
+
+    def no_second_parse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the private key was parsed again to sign")
+
+    monkeypatch.setattr(serialization, "load_der_private_key", no_second_parse)
+    monkeypatch.setattr(serialization, "load_pem_private_key", no_second_parse)
+    (tmp_path / "signed.pdf").write_bytes(signing.sign_pdf(identity, pdf))
+    shown = subprocess.run(["pdfsig", str(tmp_path / "signed.pdf")], capture_output=True, text=True, check=False)
+    assert "Signature is Valid." in shown.stdout, shown.stdout

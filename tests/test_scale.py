@@ -149,3 +149,53 @@ def test_build_shows_progress_only_on_a_terminal(tmp_path: Path, run_cli) -> Non
     text = seen.decode("utf-8", "replace")
     assert "recomputing prediction files     [" in text
     assert "copying inputs and rendering..." in text and "signing..." in text
+
+
+def test_a_file_of_the_expected_ids_shares_their_array_and_keeps_one_byte_codes(tmp_path: Path) -> None:
+    """README "Memory": a prediction file listing the expected IDs in their order costs no ID column of its own,
+    and its labels are kept as one-byte class codes, not strings; a file in another order gets its own IDs."""
+    import numpy as np
+
+    from generator.audit.findings import Severity
+    from generator.audit.load import load_campaign
+    from generator.audit.readers.predictions import ColumnRules, known_ids, read_labels
+
+    root = tmp_path / "c"
+    make_campaign(root, 2000)
+    inputs = load_campaign(root)
+    assert inputs.expected is not None
+    known = known_ids(inputs.expected, ColumnRules.from_schema("labels-row", inputs.classes))
+    assert known is not None
+    in_order = read_labels(root / "predictions/bench/b1/warm-1.csv", "warm-1.csv", inputs.classes, Severity.WARNING,
+                           known=known)
+    assert in_order.ids is known.ids and in_order.labels is None
+    assert in_order.label_codes.dtype == np.int8 and len(in_order.label_codes) == 2000
+    shuffled = read_labels(root / "predictions/bench/b8/warm-4.csv", "warm-4.csv", inputs.classes, Severity.WARNING,
+                           known=known)
+    assert shuffled.ids is not known.ids and sorted(shuffled.ids.to_pylist()) == known.ids.to_pylist()
+
+
+def test_the_reference_columns_are_released_once_the_truth_holds_them(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    make_campaign(root, 2000)
+    result = check_campaign(root)
+    reference = result.inputs.reference
+    assert reference is not None and len(reference.ids) == 0 and reference.labels is None
+    assert reference.sha256 is not None  # its fingerprint stays, for decision.json's inputs
+    assert any(i["path"] == "reference.csv" and i["sha256"] == reference.sha256 for i in result.decision["inputs"])
+
+
+def test_campaign_commands_give_freed_columns_back_through_jemalloc() -> None:
+    import pyarrow
+
+    try:
+        pyarrow.jemalloc_memory_pool()
+    except NotImplementedError:
+        import pytest
+
+        pytest.skip("this pyarrow is built without jemalloc: the default pool stays")
+    code = ("from generator.cli.options import reading_campaigns; import pyarrow; "
+            "before = pyarrow.default_memory_pool().backend_name; reading_campaigns(); "
+            "print(before, pyarrow.default_memory_pool().backend_name)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.split()[1] == "jemalloc", done.stdout

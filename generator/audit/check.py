@@ -204,12 +204,13 @@ class _PredictionFiles:
 
 
 def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bool = True,
-                       progress: Progress | None = None) -> _Assessed:
+                       progress: Progress | None = None, meanwhile: Callable[[], None] | None = None) -> _Assessed:
     """Read, parse and assess every run's prediction file, PARALLEL_FILES at a time (never all in memory).
 
     Each file is reduced to its findings and acceptance in the worker that read it and then released; at
     most PARALLEL_FILES files (bytes and columns) are in memory at once, and twice as many jobs are queued,
-    so that a worker never waits for the oldest run to be taken.
+    so that a worker never waits for the oldest run to be taken. `meanwhile` runs in this thread once the
+    first files are sent, while the workers read them.
     """
     files = _PredictionFiles(inputs, judge, fast, progress)
     pool = ThreadPoolExecutor(max_workers=PARALLEL_FILES)
@@ -218,8 +219,13 @@ def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bo
         for i, run in enumerate(inputs.run_files):
             files.start(pool, i, run)
             pending.append((i, run))
+            if meanwhile is not None and (len(pending) == 2 * PARALLEL_FILES or i == len(inputs.run_files) - 1):
+                meanwhile()
+                meanwhile = None
             while len(pending) > 2 * PARALLEL_FILES:
                 files.finish(*pending.popleft())
+        if meanwhile is not None:
+            meanwhile()  # no prediction file at all
         while pending:
             files.finish(*pending.popleft())
     finally:
@@ -279,18 +285,20 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
 
 
 def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None = None,
-                   on_loaded: Callable[[CampaignInputs], None] | None = None) -> CheckResult:
+                   on_loaded: Callable[[CampaignInputs], None] | None = None,
+                   meanwhile: Callable[[], None] | None = None) -> CheckResult:
     """Validate the campaign folder and recompute every claim from the evidence.
 
     Prediction files are read a few at a time (never all in memory); `fast=False` uses the straightforward
     row-by-row readers and set arithmetic instead, which must give the same findings. `on_loaded` learns
-    the inputs (their files included) before the prediction files are read.
+    the inputs (their files included) before the prediction files are read; `meanwhile` is work that does
+    not need the decision (`build` imports its renderer and signer), done while worker threads read them.
     """
     inputs = validate_inputs(load_campaign(path, fast=fast))
     if on_loaded is not None:
         on_loaded(inputs)
     judge = _judge(inputs, fast)
-    assessed = assess_predictions(inputs, judge, fast=fast, progress=progress)
+    assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, meanwhile=meanwhile)
     body, decision, findings = recompute_and_gate(inputs, judge is not None, assessed.acceptances,
                                                   inputs.findings + assessed.findings)
     return assemble(inputs, assessed.hashed, body, decision, findings)

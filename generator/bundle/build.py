@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -43,7 +44,7 @@ from generator.bundle.bundlelayout import (
 )
 from generator.bundle.copying import Copier
 from generator.bundle.leftovers import lock_path
-from generator.bundle.signing import CERT_NAME, Identity, check_signing_setup, sign_bytes, sign_pdf
+from generator.bundle.signing import CERT_NAME, Identity, check_signing_setup, load_signer, sign_bytes, sign_pdf
 from generator.core.errors import AuditError, OutputExistsError, UsageError
 from generator.core.limits import Limits, applied
 from generator.core.safefiles import sha256_file
@@ -51,6 +52,7 @@ from generator.core.worker import JsonWorker
 from generator.render.finance import Signature
 from generator.render.i18n import checked_language, require_fonts
 from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
+from generator.render.weasy import load_weasyprint
 
 __all__ = ["MANIFEST", "MANIFEST_SIG", "SELF_CHECKSUM", "BuildResult", "InputChangedError", "build_bundle"]
 # progress(stage, done, total): stage names the work; done/total count files where that is known
@@ -319,12 +321,14 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
     data = tmp / "data"
     data.mkdir()
     step("validating and recomputing", 0, 0)
-    # WeasyPrint and pyHanko are imported in this thread when the note is rendered and signed: no
-    # thread imports beside it, so a Ctrl-C that lands inside an import can leave no other waiting.
-    # The inputs are copied and hashed by a worker process of low priority from the moment they are
-    # known: it takes the processor time the check leaves, then the rendering's.
+    # WeasyPrint and pyHanko are imported in this thread while the check's worker threads read the
+    # prediction files (they import nothing, so a Ctrl-C that lands inside an import leaves no other
+    # waiting): the note needs the decision, its libraries do not. The inputs are copied and hashed by
+    # a worker process of low priority from the moment they are known: it takes the processor time the
+    # check leaves, then the rendering's.
     result = check_campaign(order.campaign_dir, progress=step,
-                            on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)))
+                            on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)),
+                            meanwhile=functools.partial(_load_renderer, order.identity is not None))
     bundle_id = make_bundle_id(result.decision)
     if order.strict and result.errors:
         copier.close()
@@ -340,6 +344,13 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
     _publish_folder(tmp, order.target)
     return BuildResult(path=order.target, pdf=order.target / "data" / PDF_NAME, bundle_id=bundle_id, check=result,
                        built=True)
+
+
+def _load_renderer(signed: bool) -> None:
+    """The libraries that render (and sign) the note, imported before the decision they need is known."""
+    load_weasyprint()
+    if signed:
+        load_signer()
 
 
 def _silent(stage: str, done: int, total: int) -> None:

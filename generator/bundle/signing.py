@@ -36,7 +36,7 @@ __all__ = [  # the PDF checks live in generator.bundle.pdfsignature; verify and 
     "CERT_NAME", "KEY_NAME", "KEY_PASSPHRASE_ENV", "PKCS12_PASSPHRASE_ENV", "SIGNATURE_FIELD", "Identity",
     "PdfSignatureCheck", "cert_fingerprint", "check_name", "check_pdf_signature", "check_signing_certificate",
     "check_signing_setup", "check_tsa_url", "embedded_decision", "escaped", "keygen", "load_pem_identity",
-    "load_pkcs12_identity",
+    "load_pkcs12_identity", "load_signer",
     "sign_bytes", "sign_pdf", "verify_bytes",
 ]
 
@@ -254,6 +254,12 @@ def verify_bytes(cert: x509.Certificate, data: bytes, signature: bytes) -> bool:
 
 _PKCS1_DIGESTS: dict[str, type[hashes.HashAlgorithm]] = {"sha256": hashes.SHA256, "sha384": hashes.SHA384,
                                                           "sha512": hashes.SHA512}
+
+
+def load_signer() -> None:
+    """Import pyHanko's signing modules now (half a second), so that `sign_pdf` finds them loaded."""
+    from pyhanko.pdf_utils import incremental_writer  # noqa: F401
+    from pyhanko.sign import fields, signers  # noqa: F401
 
 
 def _pyhanko_signer(identity: Identity) -> Any:

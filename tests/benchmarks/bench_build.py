@@ -260,6 +260,25 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
+# README "Memory": the documented bound on the peak RSS of `check` and `build` with 19-byte rows, which each
+# size's row is checked against (and `tests/test_bounded_memory.py` at 200,000 IDs).
+MEMORY_BASE_MIB = 256
+MEMORY_BYTES_PER_ID = 130
+
+
+def memory_bound_mib(n: int) -> float:
+    """The documented peak: MEMORY_BASE_MIB plus MEMORY_BYTES_PER_ID bytes per expected ID."""
+    return MEMORY_BASE_MIB + MEMORY_BYTES_PER_ID * n / 2**20
+
+
+def _fit(sizes: list[float], peaks: list[float]) -> dict[str, float] | None:
+    """Least-squares A + B x IDs through the measured peaks (MiB, bytes per ID); None below two sizes."""
+    if len(set(sizes)) < 2:
+        return None
+    slope, intercept = statistics.linear_regression(sizes, peaks)
+    return {"base_mib": round(intercept, 1), "bytes_per_id": round(slope * 2**20, 1)}
+
+
 def _median_run(cmd: list[str], rounds: int, cwd: Path | None = None, accept: tuple[int, ...] = (0,),
                 before: Callable[[int], None] | None = None) -> tuple[float, float]:
     """Median wall seconds and the largest peak RSS (MiB) of `rounds` fresh runs, after one warm-up run."""
@@ -286,7 +305,7 @@ def run_sizes(sizes: list[int], rounds: int, distinct: bool) -> int:
     py = sys.executable
     rows = []
     print(f"{'IDs':>10}{'floor s':>9}{'check s':>9}{'x':>7}{'build s':>9}{'x':>7}{'verify s':>9}{'sha256 s':>9}"
-          f"{'x':>8}{'check MiB':>10}{'build MiB':>10}")
+          f"{'x':>8}{'check MiB':>10}{'build MiB':>10}{'bound MiB':>10}")
     for n in sizes:
         work = Path(tempfile.mkdtemp(prefix="gpu-audit-bench-"))
         try:
@@ -314,13 +333,23 @@ def run_sizes(sizes: list[int], rounds: int, distinct: bool) -> int:
                "verify_s": round(verify, 3), "sha256sum_s": round(sums, 3),
                "check_over_floor": round(check / floor, 2), "build_over_floor": round(build / floor, 2),
                "verify_over_sha256sum": round(verify / sums, 2), "check_peak_rss_mib": round(check_rss, 1),
-               "build_peak_rss_mib": round(build_rss, 1)}
+               "build_peak_rss_mib": round(build_rss, 1), "memory_bound_mib": round(memory_bound_mib(n), 1),
+               "within_memory_bound": max(check_rss, build_rss) <= memory_bound_mib(n)}
         rows.append(row)
         print(f"{n:>10,}{floor:>9.2f}{check:>9.2f}{row['check_over_floor']:>7.2f}{build:>9.2f}"
               f"{row['build_over_floor']:>7.2f}{verify:>9.2f}{sums:>9.2f}{row['verify_over_sha256sum']:>8.2f}"
-              f"{check_rss:>10.0f}{build_rss:>10.0f}", flush=True)
-    print(json.dumps({"rounds": rounds, "distinct_files": distinct, "sizes": rows}))
-    return 0
+              f"{check_rss:>10.0f}{build_rss:>10.0f}{memory_bound_mib(n):>9.0f}"
+              f"{'' if row['within_memory_bound'] else '!'}", flush=True)
+    ns = [float(r["n"]) for r in rows]
+    fits = {"check": _fit(ns, [r["check_peak_rss_mib"] for r in rows]),
+            "build": _fit(ns, [r["build_peak_rss_mib"] for r in rows])}
+    for what, fit in fits.items():
+        if fit is not None:
+            print(f"{what} peak RSS ~ {fit['base_mib']:.0f} MiB + {fit['bytes_per_id']:.0f} bytes x IDs (least "
+                  f"squares; documented bound: {MEMORY_BASE_MIB} MiB + {MEMORY_BYTES_PER_ID} bytes x IDs)")
+    print(json.dumps({"rounds": rounds, "distinct_files": distinct, "sizes": rows, "memory_fit": fits,
+                      "memory_bound": {"base_mib": MEMORY_BASE_MIB, "bytes_per_id": MEMORY_BYTES_PER_ID}}))
+    return 0 if all(r["within_memory_bound"] for r in rows) else 1
 
 
 if __name__ == "__main__":

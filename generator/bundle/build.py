@@ -347,10 +347,17 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
 
 
 def _load_renderer(signed: bool) -> None:
-    """The libraries that render (and sign) the note, imported before the decision they need is known."""
-    load_weasyprint()
-    if signed:
-        load_signer()
+    """The libraries that render (and sign) the note, imported before the decision they need is known.
+
+    A library that cannot be imported is left for the rendering or the signing to report: a `--strict` build
+    with findings renders nothing and must still report them.
+    """
+    try:
+        load_weasyprint()
+        if signed:
+            load_signer()
+    except (AuditError, ImportError, OSError):
+        pass
 
 
 def _silent(stage: str, done: int, total: int) -> None:

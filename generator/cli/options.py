@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -100,8 +101,6 @@ def reading_campaigns() -> None:
     more of system time. A pyarrow built without jemalloc, or a pool chosen with ARROW_DEFAULT_MEMORY_POOL,
     is left as it is.
     """
-    import os
-
     import pyarrow
 
     pyarrow.enable_signal_handlers(False)

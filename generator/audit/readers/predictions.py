@@ -299,15 +299,15 @@ def _parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severit
     del table
     # A file that lists exactly the expected IDs, in their order (the usual case), shares their one array:
     # its own ID chunks are released at once, and its ID checks are those of the expected IDs.
-    repeats_known = known is not None and same_values(id_column, known.ids)
-    ids = known.ids if known is not None and repeats_known else id_column.combine_chunks()
+    shared = known if known is not None and same_values(id_column, known.ids) else None
+    ids = shared.ids if shared is not None else id_column.combine_chunks()
     del id_column
-    if not repeats_known and len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
+    if shared is None and len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
         return None  # an empty ID or a blank line (which shifts line numbers): the reference reader names it
     out = LabelFile(file=display, ids=ids, labels=None)
-    if known is not None and repeats_known:
-        n_bad_ids, first = known.bad_count, list(known.bad_first)
-        id_scan = known.text_scan
+    if shared is not None:
+        n_bad_ids, first = shared.bad_count, list(shared.bad_first)
+        id_scan = shared.text_scan
     else:
         n_bad_ids, first = _bad_ids(ids, rules)
         id_scan = scan_column(ids, ID_FORMULA_START, FIRST_FEW)

@@ -36,8 +36,9 @@ def reseal(root: Path, key_cert: tuple[Path, Path] | None) -> None:
     It follows the bundle's own format, so that the attacks also run against the code before issue 16.
     """
     payload = sorted(p.relative_to(root).as_posix() for p in (root / "data").rglob("*") if p.is_file())
-    sums = {rel: digests(root / rel, ("sha256", "sha512")) for rel in payload}
-    for alg in ("sha256", "sha512"):
+    algorithms = tuple(a for a in ("sha256", "sha512") if (root / f"manifest-{a}.txt").exists())  # the bundle's own
+    sums = {rel: digests(root / rel, algorithms) for rel in payload}
+    for alg in algorithms:
         (root / f"manifest-{alg}.txt").write_text(manifest_text({r: s[alg] for r, s in sums.items()}), encoding="utf-8")
     oxum = f"{sum((root / r).stat().st_size for r in payload)}.{len(payload)}"
     info = re.sub(r"Payload-Oxum: .*", f"Payload-Oxum: {oxum}", (root / "bag-info.txt").read_text())
@@ -52,7 +53,7 @@ def reseal(root: Path, key_cert: tuple[Path, Path] | None) -> None:
         return sha256_file(root / name)
 
     if "tag_files" in manifest:  # the signed tag files (this change): tag manifest first, then MANIFEST.json
-        listed = ["bag-info.txt", "bagit.txt", "manifest-sha256.txt", "manifest-sha512.txt"]
+        listed = ["bag-info.txt", "bagit.txt", *(f"manifest-{a}.txt" for a in algorithms)]
         (root / "tagmanifest-sha256.txt").write_text(manifest_text({t: tag_sha(t) for t in listed}), encoding="utf-8")
         manifest["bag_info"] = [line.split(": ", 1) for line in info.splitlines()]
         manifest["tag_files"] = [{"path": t, "bytes": (root / t).stat().st_size, "sha256": tag_sha(t)}

@@ -215,8 +215,7 @@ def test_bagit_and_openssl_accept_the_genuine_bundle(genuine: Path, tmp_path: Pa
     listed = {f["path"] for f in manifest["files"] + manifest["tag_files"]}
     present = {p.relative_to(genuine).as_posix() for p in genuine.rglob("*") if p.is_file()}
     assert present - listed == {"MANIFEST.json", "MANIFEST.json.sig", "signer.pem"}  # nothing else is unsigned
-    assert {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "manifest-sha512.txt",
-            "tagmanifest-sha256.txt"} <= listed
+    assert {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt"} <= listed
 
 
 def _readme_check(bundle: Path) -> subprocess.CompletedProcess[str]:

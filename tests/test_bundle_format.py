@@ -16,8 +16,13 @@ from generator.cli.main import main
 
 
 @pytest.fixture(scope="module")
-def genuine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    key, cert = signing.keygen(tmp_path_factory.mktemp("keys"), "Example Org")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return signing.keygen(tmp_path_factory.mktemp("keys"), "Example Org")
+
+
+@pytest.fixture(scope="module")
+def genuine(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    key, cert = keys
     out = tmp_path_factory.mktemp("genuine") / "bundle"
     assert main(["build", str(EXAMPLE), "-o", str(out), "--key", str(key), "--cert", str(cert), "--quiet"]) == 0
     return out
@@ -113,3 +118,46 @@ def test_bag_info_text_never_writes_a_line_break() -> None:
 
     with pytest.raises(ValueError, match="U\\+000A"):
         bag_info_text([("Source-Organization", "X\nPayload-Oxum: 1.1")])
+
+
+def _as_format_2(bundle: Path, keys: tuple[Path, Path], wrong_sha512: str | None = None) -> None:
+    """The bundle as gpu-audit wrote it before format 3: a SHA-512 payload manifest beside the SHA-256 one, listed
+    in the tag manifest and in MANIFEST.json (schema_version "2"), signed with the bundle's own key."""
+    import hashlib
+
+    from generator.bundle.bagit_format import digests, manifest_text
+    from generator.core.safefiles import sha256_file
+
+    payload = sorted(p.relative_to(bundle).as_posix() for p in (bundle / "data").rglob("*") if p.is_file())
+    sums = {rel: digests(bundle / rel, ("sha512",))["sha512"] for rel in payload}
+    if wrong_sha512 is not None:
+        sums[wrong_sha512] = hashlib.sha512(b"other bytes").hexdigest()
+    (bundle / "manifest-sha512.txt").write_text(manifest_text(sums), encoding="utf-8")
+    listed = ["bag-info.txt", "bagit.txt", "manifest-sha256.txt", "manifest-sha512.txt"]
+    (bundle / "tagmanifest-sha256.txt").write_text(manifest_text({t: sha256_file(bundle / t) for t in listed}),
+                                                   encoding="utf-8")
+    manifest = json.loads((bundle / "MANIFEST.json").read_text())
+    manifest["schema_version"] = "2"
+    manifest["tag_files"] = [{"path": t, "bytes": (bundle / t).stat().st_size, "sha256": sha256_file(bundle / t)}
+                             for t in sorted([*listed, "tagmanifest-sha256.txt"])]
+    data = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    (bundle / "MANIFEST.json").write_bytes(data)
+    (bundle / "MANIFEST.json.sig").write_bytes(signing.sign_bytes(signing.load_pem_identity(*keys), data))
+
+
+def test_a_bundle_of_format_2_with_its_sha512_manifest_still_verifies_and_that_manifest_is_checked(
+        genuine: Path, keys: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    for name, wrong in (("v2", None), ("v2-wrong", "data/decision.json")):
+        bundle = tmp_path / name
+        shutil.copytree(genuine, bundle)
+        _as_format_2(bundle, keys, wrong)
+        done = subprocess.run([sys.executable, "-m", "generator", "verify", str(bundle), "--trust", str(keys[1])],
+                              capture_output=True, text=True, cwd=REPO)
+        if wrong is None:
+            assert done.returncode == 0, done.stdout + done.stderr
+        else:
+            assert done.returncode == 1
+            assert "sha512 checksum mismatch" in done.stdout and "data/decision.json" in done.stdout, done.stdout
+    assert not (genuine / "manifest-sha512.txt").exists()  # format 3 writes none

@@ -342,3 +342,26 @@ def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision
         html = render_note(decision, [], charts=broken)[HTML_NAME].decode()
     assert html == render_html(decision)
     assert html.count('src="data:image/svg+xml;base64,') == 2
+
+
+def test_templates_compiled_ahead_render_the_same_note_in_another_language_without_compiling(
+        example_decision: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build` compiles the templates while the check runs (in English); the note, rendered later in the
+    language of the decision, loads that code and compiles nothing, and its bytes are those of a plain rendering."""
+    decision = json.loads(example_decision.read_text())
+    compiled = note.CompiledTemplates()
+    compiled.compile_all()
+    plain = render_note(decision, [], language="de")
+    compiles: list[str | None] = []
+    original = jinja2.Environment.compile
+
+    def counting(self: jinja2.Environment, source: Any, name: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        compiles.append(name)
+        return original(self, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    ahead = render_note(decision, [], language="de", compiled=compiled)
+    assert compiles == []
+    assert ahead == plain and "Entscheidung" in ahead[HTML_NAME].decode()
+    render_note(decision, [], language="de")
+    assert set(compiles) == set(note.TEMPLATES)  # the counter does see compiling when nothing was compiled ahead

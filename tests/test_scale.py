@@ -199,3 +199,31 @@ def test_campaign_commands_give_freed_columns_back_through_jemalloc() -> None:
             "print(before, pyarrow.default_memory_pool().backend_name)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.split()[1] == "jemalloc", done.stdout
+
+
+def test_the_id_pattern_read_from_the_buffers_agrees_with_re2_on_every_ascii_character() -> None:
+    """The schema's ID pattern, checked from the column's bytes, flags exactly the IDs RE2 flags: every ASCII
+    character at the start, inside and at the end, empty IDs, over-long ones, and a sliced column."""
+    import pyarrow as pa
+
+    from generator.audit.readers.idpattern import EDGE_PATTERN, bad_ids
+    from generator.audit.readers.predictions import ColumnRules
+
+    rules = ColumnRules.from_schema("labels-row", None)
+    assert rules.id_pattern == EDGE_PATTERN  # else the fast path is never taken and this test proves nothing
+    values = ["", "a", "ab", "x" * rules.id_max_length, "y" * (rules.id_max_length + 1)]
+    for code in range(128):
+        c = chr(code)
+        values += [c, c + "a", "a" + c, "a" + c + "b", c + c, "doc-" + c + "-1"]
+    values = values * 3
+    ids = pa.array(values, type=pa.string())
+    same_semantics = r"^\S(?:.*\S)?$"  # not EDGE_PATTERN: RE2 reads this one
+    for column in (ids, ids.slice(7, 400), ids.slice(len(ids) - 5)):
+        fast = bad_ids(column, EDGE_PATTERN, rules.id_max_length)
+        regex = bad_ids(column, same_semantics, rules.id_max_length)
+        assert fast == regex
+    count, first = bad_ids(ids, EDGE_PATTERN, rules.id_max_length)
+    assert count == 3 * sum(1 for v in values[: len(values) // 3]
+                            if v == "" or v[0] in "\t\n\f\r " or v[-1] in "\t\n\f\r " or "\n" in v
+                            or len(v) > rules.id_max_length)
+    assert first == [0, 4, 59, 60, 61]  # "", the over-long ID, then "\t", "\ta", "a\t" (a NUL is \S to RE2)

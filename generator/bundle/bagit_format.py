@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 BAGIT_TXT = "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n"
-PAYLOAD_ALGORITHMS = ("sha256", "sha512")
+PAYLOAD_ALGORITHMS = ("sha256",)  # the payload manifests build writes (bundlelayout)
 TAG_ALGORITHM = "sha256"
 CHUNK = 1 << 20
 

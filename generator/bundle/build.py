@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from generator import __version__
 from generator.audit.campaign import PROTOCOL_FILE
 from generator.audit.check import CheckResult, check_campaign
@@ -51,7 +53,7 @@ from generator.core.safefiles import sha256_file
 from generator.core.worker import JsonWorker
 from generator.render.finance import Signature
 from generator.render.i18n import checked_language, require_fonts
-from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
+from generator.render.note import HTML_NAME, PDF_NAME, CompiledTemplates, Evidence, render_note
 from generator.render.weasy import load_weasyprint
 
 __all__ = ["MANIFEST", "MANIFEST_SIG", "SELF_CHECKSUM", "BuildResult", "InputChangedError", "build_bundle"]
@@ -267,7 +269,7 @@ def _preflight(campaign_dir: Path, out: Path, identity: Identity | None, organiz
 
 
 def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copier, charts: JsonWorker,
-                   step: Progress) -> dict[str, dict[str, str]]:
+                   compiled: CompiledTemplates, step: Progress) -> dict[str, dict[str, str]]:
     """decision.json, findings.json and the note (the PDF certified when there is a key) written into data/;
     returns the input copies' digests, once the copies are done and agree with what was validated."""
     decision_bytes = _canonical(result.decision)
@@ -275,7 +277,7 @@ def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copie
     (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
     files = render_note(result.decision, _evidence(result, decision_bytes),
                         signature=_signature(order.identity), language=order.language,
-                        charts=charts)
+                        charts=charts, compiled=compiled)
     sums = _input_sums(result, copier.result())
     (data / HTML_NAME).write_bytes(files[HTML_NAME])
     step("signing", 0, 0)
@@ -321,21 +323,23 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
     data = tmp / "data"
     data.mkdir()
     step("validating and recomputing", 0, 0)
-    # WeasyPrint and pyHanko are imported in this thread while the check's worker threads read the
-    # prediction files (they import nothing, so a Ctrl-C that lands inside an import leaves no other
-    # waiting): the note needs the decision, its libraries do not. The inputs are copied and hashed by
+    # WeasyPrint and pyHanko are imported, and the note's templates compiled, in this thread while the check's
+    # worker threads read the prediction files (they import nothing, so a Ctrl-C that lands inside an import
+    # leaves no other waiting): the note needs the decision, its libraries and code do not. The inputs are
+    # copied and hashed by
     # a worker process of low priority from the moment they are known: it takes the processor time the
     # check leaves, then the rendering's.
+    compiled = CompiledTemplates()
     result = check_campaign(order.campaign_dir, progress=step,
                             on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)),
-                            meanwhile=functools.partial(_load_renderer, order.identity is not None))
+                            meanwhile=functools.partial(_load_renderer, order.identity is not None, compiled))
     bundle_id = make_bundle_id(result.decision)
     if order.strict and result.errors:
         copier.close()
         shutil.rmtree(tmp)
         return BuildResult(path=order.target, pdf=None, bundle_id=bundle_id, check=result, built=False)
     step("copying inputs and rendering", 0, 0)
-    sums = _write_payload(data, result, order, copier, charts, step)
+    sums = _write_payload(data, result, order, copier, charts, compiled, step)
     step("hashing", 0, 0)
     _write_tag_files(tmp, result.decision, bundle_id, order.identity, order.organization, sums)
     if order.make_zip:
@@ -346,8 +350,9 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
                        built=True)
 
 
-def _load_renderer(signed: bool) -> None:
-    """The libraries that render (and sign) the note, imported before the decision they need is known.
+def _load_renderer(signed: bool, compiled: CompiledTemplates) -> None:
+    """The libraries that render (and sign) the note, imported, and its templates compiled, before the decision
+    they need is known.
 
     A library that cannot be imported is left for the rendering or the signing to report: a `--strict` build
     with findings renders nothing and must still report them.
@@ -356,7 +361,8 @@ def _load_renderer(signed: bool) -> None:
         load_weasyprint()
         if signed:
             load_signer()
-    except (AuditError, ImportError, OSError):
+        compiled.compile_all()
+    except (AuditError, ImportError, OSError, jinja2.TemplateError):
         pass
 
 

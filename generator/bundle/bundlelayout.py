@@ -2,7 +2,8 @@
 
 The signing order, which leaves no byte unsigned except the signature and the certificate that check it:
 
-1. the payload (`data/...`), then `bagit.txt`, `bag-info.txt` and the payload manifests;
+1. the payload (`data/...`), then `bagit.txt`, `bag-info.txt` and the payload manifest (`manifest-sha256.txt`;
+   format 2 also had `manifest-sha512.txt`, which `verify` still checks in such a bundle);
 2. `tagmanifest-sha256.txt`, listing those tag files (not MANIFEST.json, which does not exist yet);
 3. `MANIFEST.json`, listing every payload file and every tag file above, the tag manifest included, and the
    bag-info fields; it cannot list itself;
@@ -20,17 +21,32 @@ DECISION_PATH = "data/decision.json"
 INPUTS_DIR = "data/inputs/"
 BAGIT_FILE = "bagit.txt"
 BAG_INFO_FILE = "bag-info.txt"
-PAYLOAD_MANIFESTS = ("manifest-sha256.txt", "manifest-sha512.txt")
 TAG_MANIFEST = "tagmanifest-sha256.txt"
-# Tag files the tag manifest lists (step 2), and those MANIFEST.json lists (step 3).
-TAG_MANIFEST_LISTS = (BAGIT_FILE, BAG_INFO_FILE, *PAYLOAD_MANIFESTS)
-SIGNED_TAG_FILES = (*TAG_MANIFEST_LISTS, TAG_MANIFEST)
+MANIFEST_VERSION = "3"
+# The payload manifests of each format gpu-audit wrote, by algorithm. Format 3 keeps SHA-256 alone: the signed
+# MANIFEST.json names every file by SHA-256 already, and a second digest (SHA-512, without the processor's
+# SHA instructions) took a fifth of a large build's processor time for no protection the signature lacks.
+PAYLOAD_MANIFESTS_OF = {"2": {"sha256": "manifest-sha256.txt", "sha512": "manifest-sha512.txt"},
+                        "3": {"sha256": "manifest-sha256.txt"}}
+PAYLOAD_MANIFESTS = tuple(PAYLOAD_MANIFESTS_OF[MANIFEST_VERSION].values())
+
+
+def tag_manifest_lists(version: str) -> tuple[str, ...]:
+    """The tag files the tag manifest lists (step 2) in a bundle of this format."""
+    return (BAGIT_FILE, BAG_INFO_FILE, *PAYLOAD_MANIFESTS_OF[version].values())
+
+
+def signed_tag_files(version: str) -> tuple[str, ...]:
+    """The tag files MANIFEST.json lists (step 3) in a bundle of this format."""
+    return (*tag_manifest_lists(version), TAG_MANIFEST)
+
+
+TAG_MANIFEST_LISTS = tag_manifest_lists(MANIFEST_VERSION)
 # The WeasyPrint that rendered the note ("WeasyPrint 70.0"): its bytes are reproducible within that version only.
 NOTE_RENDERER = "Note-Renderer"
 # The bag-info.txt labels gpu-audit writes, in order; any other field is refused by `verify`.
 BAG_INFO_LABELS = ("Source-Organization", "Bagging-Date", "Payload-Oxum", "External-Identifier", "Bag-Software-Agent",
                    NOTE_RENDERER)
-MANIFEST_VERSION = "2"
 SELF_CHECKSUM = ("This manifest carries no checksum of itself, to avoid a self-referential checksum: "
                  "MANIFEST.json.sig signs it, and it lists every other file of the bundle (payload and tag files, "
                  "tagmanifest-sha256.txt included) except MANIFEST.json.sig and signer.pem, which verify that "

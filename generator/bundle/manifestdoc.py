@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator.bundle.bundlelayout import MANIFEST, MANIFEST_VERSION, SIGNED_TAG_FILES
+from generator.bundle.bundlelayout import MANIFEST, PAYLOAD_MANIFESTS_OF, signed_tag_files
 from generator.bundle.verdict import Problem, Report
 from generator.core.limits import Limits
 from generator.core.strictjson import JsonRefused, loads
@@ -26,6 +26,7 @@ class ManifestDoc:
     """The signed list: every payload and tag file with its size and SHA-256, the bag-info fields, the signer."""
 
     raw: bytes
+    version: str  # "3", or "2" (a bundle with a SHA-512 payload manifest as well)
     bundle_id: str
     created: str
     signed: bool
@@ -54,8 +55,9 @@ def _files(value: Any, what: str) -> dict[str, tuple[int, str]]:
 def _shape(m: Any, raw: bytes) -> ManifestDoc:
     if not isinstance(m, dict):
         raise JsonRefused("not a JSON object")
-    if m.get("schema_version") != MANIFEST_VERSION:
-        raise JsonRefused(f"schema_version is {m.get('schema_version')!r}, not {MANIFEST_VERSION!r} (a bundle made "
+    version = m.get("schema_version")
+    if not isinstance(version, str) or version not in PAYLOAD_MANIFESTS_OF:
+        raise JsonRefused(f"schema_version is {version!r}, not one of {sorted(PAYLOAD_MANIFESTS_OF)} (a bundle made "
                           "before its tag files were signed, or by another program)")
     if set(m) != KEYS:
         raise JsonRefused(f"keys {sorted(set(m) ^ KEYS)} differ from the format's")
@@ -82,10 +84,10 @@ def _shape(m: Any, raw: bytes) -> ManifestDoc:
     payload, tags = _files(m["files"], "files"), _files(m["tag_files"], "tag_files")
     if any(not p.startswith("data/") for p in payload):
         raise JsonRefused("files lists a path outside data/")
-    if sorted(tags) != sorted(SIGNED_TAG_FILES):
-        raise JsonRefused(f"tag_files lists {sorted(tags)}, not the tag files gpu-audit writes "
-                          f"{sorted(SIGNED_TAG_FILES)}")
-    return ManifestDoc(raw=raw, bundle_id=m["bundle_id"], created=m["created"], signed=m["signed"],
+    if sorted(tags) != sorted(signed_tag_files(version)):
+        raise JsonRefused(f"tag_files lists {sorted(tags)}, not the tag files gpu-audit writes in format {version} "
+                          f"{sorted(signed_tag_files(version))}")
+    return ManifestDoc(raw=raw, version=version, bundle_id=m["bundle_id"], created=m["created"], signed=m["signed"],
                        signer_sha256=signer["certificate_sha256"] if signer else None,
                        bag_info=[(a, b) for a, b in info], payload=payload, tags=tags)
 

@@ -29,10 +29,10 @@ from generator.bundle.bundlelayout import (
     INPUTS_DIR,
     MANIFEST,
     MANIFEST_SIG,
-    PAYLOAD_MANIFESTS,
+    PAYLOAD_MANIFESTS_OF,
     PDF_PATH,
     TAG_MANIFEST,
-    TAG_MANIFEST_LISTS,
+    tag_manifest_lists,
 )
 from generator.bundle.manifestdoc import ManifestDoc, read_manifest
 from generator.bundle.notecheck import decision_id, trust_problem
@@ -154,7 +154,8 @@ def _check_files(bag: _Bag, doc: ManifestDoc) -> None:
                 bag.problem("size-mismatch", rel, "size differs from MANIFEST.json (not hashed, not parsed)",
                             str(size), str(found_size))
                 continue
-            sums = digests(bag.root / rel, ("sha256", "sha512") if rel in doc.payload else ("sha256",))
+            algorithms = tuple(PAYLOAD_MANIFESTS_OF[doc.version]) if rel in doc.payload else ("sha256",)
+            sums = digests(bag.root / rel, algorithms)  # every algorithm of the bundle's manifests, one read
         except OSError as exc:
             bag.problem("unreadable", rel, f"cannot be read ({exc.strerror})")
             continue
@@ -297,9 +298,9 @@ def _verify_folder(root: Path, display: str, trust: Trust, allow_unsigned: bool,
             return report
         report.trusted = True
     _check_files(bag, doc)
-    for name, algorithm in zip(PAYLOAD_MANIFESTS, ("sha256", "sha512"), strict=True):
+    for algorithm, name in PAYLOAD_MANIFESTS_OF[doc.version].items():
         _check_bagit_manifest(bag, name, algorithm, {p for p in files if p.startswith("data/")})
-    _check_bagit_manifest(bag, TAG_MANIFEST, "sha256", set(TAG_MANIFEST_LISTS) & files)
+    _check_bagit_manifest(bag, TAG_MANIFEST, "sha256", set(tag_manifest_lists(doc.version)) & files)
     _check_bag_info(bag, doc)
     decision_raw = _check_decision(bag, doc)
     _check_note(bag, cert, decision_raw)

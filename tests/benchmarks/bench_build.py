@@ -16,6 +16,7 @@ ratios check/floor, build/floor, peer/check and the peak RSS of build. Not part 
 from __future__ import annotations
 
 import argparse
+import compileall
 import functools
 import json
 import random
@@ -35,6 +36,14 @@ VARIANTS = [("b1", 1), ("b4", 4), ("b8", 8)]
 GRID_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "raw-results-row.schema.json"
 GRID_COLUMNS = json.loads(GRID_SCHEMA.read_text())["x-csv-columns"]
 SYNTHETIC = "SYNTHETIC benchmark data (tests/benchmarks/bench_build.py); not a measurement"
+PACKAGE = Path(__file__).resolve().parents[2] / "generator"
+
+
+def compile_package() -> None:
+    """Byte-compile the checkout's package, as `pip install` does for an installed one: with
+    PYTHONDONTWRITEBYTECODE set (as on these machines) every timed command would otherwise compile some 60
+    modules from source again, a tenth of a second the floor, which imports only pyarrow, never pays."""
+    compileall.compile_dir(PACKAGE, quiet=1)
 
 
 def make_campaign(root: Path, n: int, seed: int = SEED, distinct: bool = False) -> dict[str, int]:
@@ -202,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated expected-ID counts (e.g. 100000,1000000,3000000): one row "
                         "per size with floor, check, build, verify and `sha256sum -c`, ratios and peak RSS")
     args = parser.parse_args(argv)
+    compile_package()
     if args.sizes:
         return run_sizes([int(x) for x in args.sizes.split(",")], args.rounds, args.distinct)
     work = Path(tempfile.mkdtemp(prefix="gpu-audit-bench-"))

@@ -203,26 +203,9 @@ class KnownIds:
 
 def _bad_ids(ids: Any, rules: ColumnRules) -> tuple[int, list[int]]:
     """Count and first rows of IDs breaking the schema's pattern or length, column-wise."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    from generator.audit.readers.idpattern import bad_ids
 
-    from generator.audit.idsets import ints
-
-    # The schema's pattern in RE2 (ASCII \S); IDs with non-ASCII characters get Python's Unicode semantics.
-    # Python scalars and lists are kept out of pyarrow on the common path: converting them imports pandas.
-    bad = pc.invert(pc.match_substring_regex(ids, rules.id_pattern))
-    lengths = pc.utf8_length(ids)
-    if len(ids) and pc.max(lengths).as_py() > rules.id_max_length:
-        bad = pc.or_(bad, pa.array(ints(lengths) > rules.id_max_length))
-    non_ascii = pc.invert(pc.string_is_ascii(ids))
-    if pc.any(non_ascii).as_py():
-        id_ok = re.compile(rules.id_pattern)
-        fixed = [bool(not id_ok.fullmatch(v)) or len(v) > rules.id_max_length if na else b
-                 for v, na, b in zip(ids.to_pylist(), non_ascii.to_pylist(), bad.to_pylist(), strict=False)]
-        bad = pa.array(fixed)
-    count = pc.sum(bad).as_py() or 0
-    first = pc.indices_nonzero(bad).slice(0, FIRST_FEW).to_pylist() if count else []
-    return int(count), first
+    return bad_ids(ids, rules.id_pattern, rules.id_max_length)
 
 
 def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:

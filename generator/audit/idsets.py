@@ -70,7 +70,7 @@ class SetComparison:
         return not (self.duplicates or self.missing or self.extra)
 
 
-def _with_nulls_as(arr: pa.Array, missing: int) -> np.ndarray:
+def with_nulls_as(arr: pa.Array, missing: int) -> np.ndarray:
     """An arrow integer array as int64 numpy with `missing` for nulls (pc.fill_null would import pandas)."""
     out = _raw_values(arr).astype(np.int64)
     if arr.null_count:
@@ -104,7 +104,7 @@ def _positions(expected: pa.Array, observed: pa.Array) -> np.ndarray:
     off = (ints(pc.indices_nonzero(pc.not_equal(observed.slice(0, m), expected.slice(0, m)))) if m
            else np.array([], np.uint64))
     if len(off) + len(observed) - m > len(observed) // 8:
-        return _with_nulls_as(pc.index_in(observed, value_set=expected), -1)
+        return with_nulls_as(pc.index_in(observed, value_set=expected), -1)
     pos = np.arange(len(observed), dtype=np.int64)
     rows = np.concatenate([off.astype(np.int64), np.arange(m, len(observed), dtype=np.int64)])
     if len(rows):

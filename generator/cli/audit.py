@@ -8,6 +8,7 @@ from typing import Any
 
 from generator.cli.options import (
     CAMPAIGN_LIMITS,
+    KEEP_FREED_MS,
     add_language_option,
     add_limits,
     reading_campaigns,
@@ -20,7 +21,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from generator.audit.report import findings_to_json, format_findings
     from generator.audit.validate import validate_campaign
 
-    reading_campaigns()
+    reading_campaigns(KEEP_FREED_MS)
     require_max_findings(args)
     result = validate_campaign(Path(args.campaign_dir))
     if args.json:
@@ -55,7 +56,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from generator.audit.check import check_campaign
     from generator.audit.report import format_decision, format_findings, json_safe
 
-    reading_campaigns()
+    reading_campaigns(KEEP_FREED_MS)
     require_max_findings(args)
     if args.out is not None and (Path(args.out).exists() or Path(args.out).is_symlink()):
         raise _exists(args.out)  # before the work, as given on the command line

@@ -87,19 +87,26 @@ def limits_of(args: argparse.Namespace) -> Limits:
         raise UsageError(str(exc)) from None
 
 
-def reading_campaigns() -> None:
-    """Set up pyarrow for a command that reads a campaign: Ctrl-C left to Python, freed memory given back.
+# How long jemalloc keeps pages freed by pyarrow before giving them back (README, "Memory"). `check` and
+# `validate` keep them a second, so that each prediction file's columns reuse the pages of the one before
+# instead of faulting in new ones (at 3 million IDs a second less of system time, for some 50 to 100 MiB
+# more); `build`, whose process also holds the renderer, gives them back at once.
+KEEP_FREED_MS = 1000
+
+
+def reading_campaigns(decay_ms: int = 0) -> None:
+    """Set up pyarrow for a command that reads a campaign: Ctrl-C left to Python, freed memory given back
+    after `decay_ms` (KEEP_FREED_MS for the commands that only check).
 
     pyarrow otherwise catches the signal during its long calls and, now and then (some 2 in 100 builds
     interrupted early, here), loses it: the build went on and exited 0. Without pyarrow's handler the
     interrupt is raised when the call returns, a fraction of a second later.
 
-    The prediction files are read a few at a time (README, "Memory"): pyarrow's jemalloc pool with a decay
-    of 0 ms gives the columns of a file already assessed back to the system at once, instead of keeping
-    them resident beside the next ones as the mimalloc default does. At 3 million IDs that is a peak of
-    about 545 MiB instead of 630 to 700 for `check` (912 with jemalloc never purging), for about a second
-    more of system time. A pyarrow built without jemalloc, or a pool chosen with ARROW_DEFAULT_MEMORY_POOL,
-    is left as it is.
+    The prediction files are read a few at a time (README, "Memory"): pyarrow's jemalloc pool with a short
+    decay gives the columns of a file already assessed back to the system, instead of keeping them resident
+    beside the next ones as the mimalloc default does (912 MiB at 3 million IDs with jemalloc never
+    purging). A pyarrow built without jemalloc, or a pool chosen with ARROW_DEFAULT_MEMORY_POOL, is left as
+    it is.
     """
     import pyarrow
 
@@ -111,7 +118,7 @@ def reading_campaigns() -> None:
     except NotImplementedError:
         return
     pyarrow.set_memory_pool(pool)
-    pyarrow.jemalloc_set_decay_ms(0)
+    pyarrow.jemalloc_set_decay_ms(decay_ms)
 
 
 def require_max_findings(args: argparse.Namespace) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 from generator.audit.check import check_campaign
@@ -53,8 +54,22 @@ def _comparable(result) -> tuple[list[dict], dict]:
     return [f.to_dict() for f in result.findings], decision
 
 
-def test_fast_and_reference_paths_agree_exactly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [None, 4096])
+def test_fast_and_reference_paths_agree_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                block: int | None) -> None:
+    """Also with 4 KiB parse blocks: every file is then streamed in some 15 batches, so that IDs that leave the
+    expected ones in a later batch, a shuffled file and labels outside the classes far into a file are read
+    across batch boundaries."""
+    if block is not None:
+        from generator.audit.readers import columnwise
+
+        monkeypatch.setattr(columnwise, "PARSE_BLOCK", block)
     root = _defective(tmp_path / "c")
+    b4 = root / "predictions/bench/b4"
+    lines = (b4 / "warm-1.csv").read_text().splitlines()
+    lines[2500] = lines[2500].split(",")[0] + ",kernel"  # a label outside the classes in a late batch
+    lines[2600] = "doc-late-extra,admin"  # an extra ID in a late batch
+    (b4 / "warm-1.csv").write_text("\n".join(lines) + "\n")
     fast, reference = check_campaign(root), check_campaign(root, fast=False)
     fast_findings, fast_decision = _comparable(fast)
     ref_findings, ref_decision = _comparable(reference)

@@ -326,9 +326,8 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
     # WeasyPrint and pyHanko are imported, and the note's templates compiled, in this thread while the check's
     # worker threads read the prediction files (they import nothing, so a Ctrl-C that lands inside an import
     # leaves no other waiting): the note needs the decision, its libraries and code do not. The inputs are
-    # copied and hashed by
-    # a worker process of low priority from the moment they are known: it takes the processor time the
-    # check leaves, then the rendering's.
+    # copied and hashed by a worker process of low priority from the moment they are known: it takes the
+    # processor time the check leaves, then the rendering's.
     compiled = CompiledTemplates()
     result = check_campaign(order.campaign_dir, progress=step,
                             on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)),

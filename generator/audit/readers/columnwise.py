@@ -167,7 +167,7 @@ def _gather(data: bytes, rules: ColumnRules, known: KnownIds | None, threads: bo
 
 
 def parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severity,
-                known: KnownIds | None = None, threads: bool = False) -> LabelFile | None:
+               known: KnownIds | None = None, threads: bool = False) -> LabelFile | None:
     """pyarrow parsing with the column rules applied column-wise; None when the file needs the reference reader.
 
     `threads`: parse on pyarrow's threads (for a file read alone; prediction files are read two at a time).
@@ -217,5 +217,5 @@ def parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severity
             del label_column
     aggregate(out, severity, rules, [], bad_ids, n_bad_ids, bad_labels, n_bad_labels)
     text_findings(out, severity, id_scan, label_scan, lambda r: ids[r].as_py(),
-                   (lambda r: out.labels[r].as_py()) if out.labels is not None else None)
+                  (lambda r: out.labels[r].as_py()) if out.labels is not None else None)
     return out

@@ -76,8 +76,8 @@ def _first(items: Sequence[tuple[int, Any]]) -> str:
 
 
 def aggregate(out: LabelFile, severity: Severity, rules: ColumnRules, count_errors: list[tuple[int, int]],
-               bad_ids: list[tuple[int, str]], n_bad_ids: int, bad_labels: list[tuple[int, str]],
-               n_bad_labels: int) -> None:
+              bad_ids: list[tuple[int, str]], n_bad_ids: int, bad_labels: list[tuple[int, str]],
+              n_bad_labels: int) -> None:
     """One finding per kind of problem, with the exact count and the first few lines: bounded at any scale."""
     width = len(rules.columns)
     for items, total, code, what, fix in (
@@ -95,7 +95,7 @@ def aggregate(out: LabelFile, severity: Severity, rules: ColumnRules, count_erro
 
 
 def text_findings(out: LabelFile, severity: Severity, id_scan: ColumnScan, label_scan: ColumnScan | None,
-                   value_at: Any, label_at: Any) -> None:
+                  value_at: Any, label_at: Any) -> None:
     """Formula-like cells and invisible characters, one finding per kind and column (both readers).
 
     An invisible character takes the file's severity: an error in the expected IDs and the reference (the
@@ -108,6 +108,7 @@ def text_findings(out: LabelFile, severity: Severity, id_scan: ColumnScan, label
 
 
 def problem(out: LabelFile, severity: Severity, rules: ColumnRules, code: str, message: str, line: int | None,
-             value: Any, fix: str, rule: str | None = None) -> None:
+            value: Any, fix: str, rule: str | None = None) -> None:
+    """One format finding of the file (the rule: its columns, unless another is named)."""
     out.problems.append(make_finding(code, severity, out.file, message, line=line, value=value,
                                      rule=rule or f"format: {','.join(rules.columns)}", fix=fix))

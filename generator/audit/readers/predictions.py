@@ -51,8 +51,8 @@ def parse_reference(text: str, display: str, rules: ColumnRules, severity: Sever
                 header = record
                 if tuple(record) != rules.columns:
                     problem(out, severity, rules, "prediction-header",
-                             f"header is {','.join(record)!r}, expected {','.join(rules.columns)!r}", 1,
-                             ",".join(record)[:80], f"write the header line {','.join(rules.columns)}")
+                            f"header is {','.join(record)!r}, expected {','.join(rules.columns)!r}", 1,
+                            ",".join(record)[:80], f"write the header line {','.join(rules.columns)}")
                 continue
             if not record:
                 continue
@@ -71,10 +71,10 @@ def parse_reference(text: str, display: str, rules: ColumnRules, severity: Sever
                 out.labels.append(label)
     except csv.Error as exc:
         problem(out, severity, rules, "csv-syntax", f"CSV syntax error: {exc}", reader.line_num, None,
-                 "quote cells that contain commas, quotes or line breaks", "RFC 4180 quoting")
+                "quote cells that contain commas, quotes or line breaks", "RFC 4180 quoting")
     if header is None:
         problem(out, severity, rules, "empty-file", "the file is empty", None, None,
-                 f"write the header {','.join(rules.columns)} and one row per ID")
+                f"write the header {','.join(rules.columns)} and one row per ID")
     aggregate(out, severity, rules, count_errors, bad_ids, len(bad_ids), bad_labels, len(bad_labels))
     label_scan = None
     if out.labels is not None:
@@ -82,7 +82,7 @@ def parse_reference(text: str, display: str, rules: ColumnRules, severity: Sever
         outside = [i for i, v in enumerate(out.labels) if rules.classes is None or v not in rules.classes]
         label_scan = scan_list([out.labels[i] for i in outside], FORMULA_START, FIRST_FEW).shifted(outside)
     text_findings(out, severity, scan_list(out.ids, ID_FORMULA_START, FIRST_FEW), label_scan,
-                   out.ids.__getitem__, out.labels.__getitem__ if out.labels is not None else None)
+                  out.ids.__getitem__, out.labels.__getitem__ if out.labels is not None else None)
     return out
 
 

@@ -213,13 +213,6 @@ def code_type(n_classes: int) -> np.dtype[Any]:
     return np.dtype(np.int8 if n_classes <= 127 else np.int16 if n_classes <= 32767 else np.int32)
 
 
-def class_codes(indexes: pa.Array | pa.ChunkedArray, n_classes: int) -> np.ndarray:
-    """pc.index_in's null-free class indexes (an array or the chunks of a column) as one compact numpy array."""
-    chunks = indexes.chunks if isinstance(indexes, pa.ChunkedArray) else [indexes]
-    parts = [ints(c) for c in chunks]
-    return (np.concatenate(parts) if parts else np.zeros(0, np.int32)).astype(code_type(n_classes))
-
-
 def codes(labels: pa.Array | Sequence[str], classes: Sequence[str]) -> np.ndarray:
     """Class indices of labels known to be in `classes` (dictionary-encoded: each distinct label looked up once)."""
     encoded = labels if isinstance(labels, pa.DictionaryArray) else as_array(labels).dictionary_encode()

@@ -69,31 +69,21 @@ def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:
                     text_scan=scan_column(ids_file.ids, ID_FORMULA_START, FIRST_FEW))
 
 
-def _label_column(out: LabelFile, column: Any, rules: ColumnRules) -> tuple[int, list[tuple[int, str]], ColumnScan]:
-    """The labels outside the classes (count, first rows) and their text scan; when all are classes, their
-    codes, and the strings are not kept."""
-    import pyarrow.compute as pc
+def _label_column(out: LabelFile, labels: Any, codes: Any) -> tuple[int, list[tuple[int, str]], ColumnScan]:
+    """The labels kept as strings (`labels`, one array): with classes, those outside them (count, first rows,
+    their text scan), which `codes` (the batches' class codes) marks -1; without classes, every label."""
+    import numpy as np
 
-    from generator.audit.idsets import arrow_strings, class_codes, ints
+    from generator.audit.idsets import arrow_ints
 
-    if rules.classes is None:
-        out.labels = column.combine_chunks()
-        return 0, [], scan_column(out.labels, FORMULA_START, FIRST_FEW)
-    # One lookup in the few classes gives each label's class code, and null for an unknown label; the
-    # column's chunks are looked up as they are (combining them would copy every label once more).
-    classes = tuple(sorted(rules.classes))
-    codes = pc.index_in(column, value_set=arrow_strings(classes))
-    n_bad_labels = codes.null_count
-    if not n_bad_labels:
-        out.label_codes, out.label_classes = class_codes(codes, len(classes)), classes
-        return 0, [], ColumnScan()
-    labels = out.labels = column.combine_chunks()
-    codes = codes.combine_chunks()
-    outside = pc.indices_nonzero(pc.is_null(codes))
-    rows = ints(outside.slice(0, FIRST_FEW))
-    bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in rows]
+    out.labels = labels
+    if codes is None:
+        return 0, [], scan_column(labels, FORMULA_START, FIRST_FEW)
+    outside = np.flatnonzero(codes < 0)
+    bad_labels = [(int(i) + 2, labels[int(i)].as_py()) for i in outside[:FIRST_FEW]]
     # A label that is a declared class is checked once, in protocol.json's classes; only the others.
-    return n_bad_labels, bad_labels, scan_column(labels.take(outside), FORMULA_START, FIRST_FEW).shifted(ints(outside))
+    return len(outside), bad_labels, scan_column(labels.take(arrow_ints(outside)), FORMULA_START,
+                                                 FIRST_FEW).shifted(outside)
 
 
 def _batches(data: bytes, rules: ColumnRules, threads: bool) -> Iterator[Any]:
@@ -205,16 +195,16 @@ def parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severity
     bad_ids = [(i + 2, ids[i].as_py()) for i in first]
     n_bad_labels, bad_labels, label_scan = 0, list[tuple[int, str]](), None
     if "label" in rules.columns:
+        codes = None
+        if rules.classes is not None:
+            codes = np.concatenate(columns.codes) if columns.codes else np.zeros(0, code_type(len(rules.classes)))
         if columns.labels is None:  # every label is a class: their codes, one byte each
             assert rules.classes is not None
-            out.label_codes = (np.concatenate(columns.codes) if columns.codes
-                               else np.zeros(0, code_type(len(rules.classes))))
-            out.label_classes = tuple(sorted(rules.classes))
+            out.label_codes, out.label_classes = codes, tuple(sorted(rules.classes))
         else:
-            label_column = pa.chunked_array(columns.labels, type=pa.string())
+            labels = pa.chunked_array(columns.labels, type=pa.string()).combine_chunks()
             columns.labels = None
-            n_bad_labels, bad_labels, label_scan = _label_column(out, label_column, rules)
-            del label_column
+            n_bad_labels, bad_labels, label_scan = _label_column(out, labels, codes)
     aggregate(out, severity, rules, [], bad_ids, n_bad_ids, bad_labels, n_bad_labels)
     text_findings(out, severity, id_scan, label_scan, lambda r: ids[r].as_py(),
                   (lambda r: out.labels[r].as_py()) if out.labels is not None else None)

@@ -27,21 +27,6 @@ def ints(arr: pa.Array) -> np.ndarray:
     return _raw_values(arr)
 
 
-def same_values(column: pa.Array | pa.ChunkedArray, expected: pa.Array) -> bool:
-    """Whether a column, chunked as a reader made it, holds exactly `expected`, in order: each chunk is compared
-    with its slice of `expected` (zero-copy), so the chunks need not be combined first."""
-    if len(column) != len(expected):
-        return False
-    if isinstance(column, pa.Array):
-        return bool(column.equals(expected))
-    start = 0
-    for chunk in column.chunks:
-        if not chunk.equals(expected.slice(start, len(chunk))):
-            return False
-        start += len(chunk)
-    return True
-
-
 def as_array(values: Any) -> pa.Array:
     """A pyarrow string array from a list or an array."""
     if isinstance(values, pa.ChunkedArray):
@@ -126,7 +111,7 @@ def compare(expected: pa.Array, observed: pa.Array, expected_distinct: bool | No
     to them skip hashing. Otherwise each observed ID's place in the expected IDs gives duplicates, missing
     and extra IDs together.
     """
-    same_order = same_values(observed, expected)
+    same_order = observed.equals(expected)
     if same_order and (expected_distinct or (expected_distinct is None and len(pc.unique(observed)) == len(observed))):
         return SetComparison(observed_distinct=len(observed), same_order=True)
     if not expected_distinct and not (expected_distinct is None and len(pc.unique(expected)) == len(expected)):

@@ -65,8 +65,9 @@ def known_ids(ids_file: LabelFile, rules: ColumnRules) -> KnownIds | None:
     same_rules = (own.id_pattern, own.id_max_length) == (rules.id_pattern, rules.id_max_length)
     summary = ids_file.bad_id_summary if same_rules else None
     count, first = summary or _bad_ids(ids_file.ids, rules)
-    return KnownIds(ids=ids_file.ids, bad_count=count, bad_first=tuple(first),
-                    text_scan=scan_column(ids_file.ids, ID_FORMULA_START, FIRST_FEW))
+    scan = (ids_file.id_text_scan if ids_file.id_text_scan is not None
+            else scan_column(ids_file.ids, ID_FORMULA_START, FIRST_FEW))  # scanned once, when it was read
+    return KnownIds(ids=ids_file.ids, bad_count=count, bad_first=tuple(first), text_scan=scan)
 
 
 def _label_column(out: LabelFile, labels: Any, codes: Any) -> tuple[int, list[tuple[int, str]], ColumnScan]:
@@ -191,7 +192,7 @@ def parse_fast(data: bytes, display: str, rules: ColumnRules, severity: Severity
     else:
         n_bad_ids, first = _bad_ids(ids, rules)
         id_scan = scan_column(ids, ID_FORMULA_START, FIRST_FEW)
-    out.bad_id_summary = (n_bad_ids, tuple(first))
+    out.bad_id_summary, out.id_text_scan = (n_bad_ids, tuple(first)), id_scan
     bad_ids = [(i + 2, ids[i].as_py()) for i in first]
     n_bad_labels, bad_labels, label_scan = 0, list[tuple[int, str]](), None
     if "label" in rules.columns:

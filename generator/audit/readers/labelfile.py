@@ -35,6 +35,7 @@ class LabelFile:
     size: int | None = None
     lines: list[int] | None = None  # physical line of each row; None when row i is line i + 2
     bad_id_summary: tuple[int, tuple[int, ...]] | None = None  # fast reader: invalid-ID count and first rows
+    id_text_scan: ColumnScan | None = None  # fast reader: the IDs' formula and invisible-character scan
     label_codes: Any = None  # fast reader: each label's index in label_classes, when every label is a class
     label_classes: tuple[str, ...] = ()
 

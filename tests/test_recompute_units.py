@@ -227,3 +227,59 @@ def test_id_comparison_matches_plain_set_arithmetic(data: st.DataObject) -> None
     if cmp.match:  # each expected ID gets the row that holds it
         rows = idsets.in_expected_order(np.arange(len(observed)), cmp)
         assert [observed[r] for r in rows] == expected
+
+
+def _one_width(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    """Zero-padded IDs of one width (registered sorted or not) and an observed column out of order, edited
+    with same-width IDs that are not expected: some differ where every expected ID has the same byte."""
+    width = draw(st.integers(min_value=1, max_value=6))
+    numbers = draw(st.lists(st.integers(min_value=0, max_value=10**width - 1), min_size=1, max_size=60, unique=True))
+    expected = [f"id-{i:0{width}d}" for i in (numbers if draw(st.booleans()) else sorted(numbers))]
+    observed = draw(st.permutations(expected))
+    for _ in range(draw(st.integers(min_value=0, max_value=5))):
+        i = draw(st.integers(min_value=0, max_value=len(observed) - 1))
+        kind = draw(st.sampled_from(["foreign", "prefix", "digit", "duplicate", "delete"]))
+        if kind == "foreign":  # a byte where the expected IDs share one
+            observed[i] = "xd-" + observed[i][3:]
+        elif kind == "prefix":
+            observed[i] = "id_" + observed[i][3:]
+        elif kind == "digit":  # an ID that could be expected
+            observed[i] = f"id-{draw(st.integers(min_value=0, max_value=10**width - 1)):0{width}d}"
+        elif kind == "duplicate":
+            observed.insert(i, observed[draw(st.integers(min_value=0, max_value=len(observed) - 1))])
+        elif len(observed) > 1:
+            del observed[i]
+    return expected, observed
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_ids_of_one_width_are_placed_by_sorting_exactly_as_by_hashing(data: st.DataObject) -> None:
+    """An out-of-order file of fixed-width IDs is placed by sorting packed keys: the same index for every
+    row as pyarrow's hash lookup (-1 where not expected), also for sliced columns."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from generator.audit import idkeys, idsets
+
+    expected, observed = data.draw(st.composite(_one_width)())
+    lead = data.draw(st.integers(min_value=0, max_value=2))  # arrays that start inside their buffers
+    want = pa.array(["pad"] * lead + expected, pa.string()).slice(lead)
+    have = pa.array(["pad"] * lead + observed, pa.string()).slice(lead)
+    keys = idkeys.packed_keys(want, have)
+    assert keys is not None  # one width; at most 6 digits and 2 edited bytes vary
+    hashed = idsets.with_nulls_as(pc.index_in(have, value_set=want), -1)
+    assert idkeys.sorted_positions(*keys).tolist() == hashed.tolist()
+
+
+def test_ids_of_several_widths_or_too_many_varying_bytes_are_not_packed() -> None:
+    import pyarrow as pa
+
+    from generator.audit import idkeys
+
+    ids = pa.array(["a-1", "a-2"], pa.string())
+    assert idkeys.packed_keys(ids, pa.array(["a-1", "a-10"], pa.string())) is None
+    assert idkeys.packed_keys(ids, pa.array(["a-1"], pa.string())) is not None
+    wide = pa.array(["abcdefghi", "bcdefghij"], pa.string())  # nine varying bytes: more than a key holds
+    assert idkeys.packed_keys(wide, wide) is None
+    assert idkeys.packed_keys(pa.array(["a-1", None], pa.string()), ids) is None

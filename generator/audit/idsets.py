@@ -10,6 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from generator.audit.idkeys import packed_keys, sorted_positions
+
 FIRST_FEW = 5
 
 
@@ -83,12 +85,15 @@ def _positions(expected: pa.Array, observed: pa.Array) -> np.ndarray:
 
     A file written in the registered order needs no hashing of its 10^6 IDs: rows equal to the expected ID at
     the same place are placed at once, and only the few others are looked up. A file mostly out of order
-    gets one hash lookup of every row.
+    is sorted when its IDs have one width (idkeys), else gets one hash lookup of every row.
     """
     m = min(len(expected), len(observed))
     off = (ints(pc.indices_nonzero(pc.not_equal(observed.slice(0, m), expected.slice(0, m)))) if m
            else np.array([], np.uint64))
     if len(off) + len(observed) - m > len(observed) // 8:
+        keys = packed_keys(expected, observed)  # IDs of one width: sorted as integers, not hashed as strings
+        if keys is not None:
+            return sorted_positions(*keys)
         return with_nulls_as(pc.index_in(observed, value_set=expected), -1)
     pos = np.arange(len(observed), dtype=np.int64)
     rows = np.concatenate([off.astype(np.int64), np.arange(m, len(observed), dtype=np.int64)])

@@ -56,24 +56,34 @@ def packed_keys(expected: pa.Array, observed: pa.Array) -> tuple[np.ndarray, np.
     return _pack(want, varying), _pack(have, varying)
 
 
-def sorted_positions(expected: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Each observed key's index in the distinct expected keys, -1 where it is not among them, by sorting."""
-    ascending = len(expected) < 2 or bool((expected[1:] > expected[:-1]).all())  # the registered order, often
-    order_expected = None if ascending else np.argsort(expected)
-    lookup = expected if order_expected is None else expected[order_expected]
-    order = np.argsort(observed)
-    wanted = observed[order]
+def sorted_positions(expected: pa.Array, observed: pa.Array) -> np.ndarray | None:
+    """Each observed ID's index in the distinct expected IDs, -1 where it is not among them, found by sorting
+    their packed keys; None when the IDs cannot be packed (packed_keys). Each array is released as soon as it
+    is used: a file of 3 million IDs needs some 70 MB here, not the twice as much all of them would hold."""
+    keys = packed_keys(expected, observed)
+    if keys is None:
+        return None
+    lookup, wanted = keys
+    del keys
+    ascending = len(lookup) < 2 or bool((lookup[1:] > lookup[:-1]).all())  # the registered order, often
+    order_expected = None if ascending else np.argsort(lookup)
+    if order_expected is not None:
+        lookup = lookup[order_expected]
+    order = np.argsort(wanted)
+    wanted = wanted[order]
     if np.array_equal(wanted, lookup):  # a permutation of the expected IDs: the sorted rows are their order
-        found = np.arange(len(wanted), dtype=np.int64)
+        del wanted, lookup
+        found = np.arange(len(order), dtype=np.int64) if order_expected is None else order_expected
     else:
         found = np.searchsorted(lookup, wanted).astype(np.int64)
         inside = found < len(lookup)
         inside[inside] = lookup[found[inside]] == wanted[inside]
+        del wanted, lookup
         found[~inside] = -1
-    del wanted
-    if order_expected is not None:
-        hit = found >= 0
-        found[hit] = order_expected[found[hit]]
-    positions = np.empty(len(observed), dtype=np.int64)
+        if order_expected is not None:
+            found[inside] = order_expected[found[inside]]
+        del inside
+    del order_expected
+    positions = np.empty(len(order), dtype=np.int64)
     positions[order] = found
     return positions

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from generator.audit.idkeys import packed_keys, sorted_positions
+from generator.audit.idkeys import sorted_positions
 
 FIRST_FEW = 5
 
@@ -91,9 +91,9 @@ def _positions(expected: pa.Array, observed: pa.Array) -> np.ndarray:
     off = (ints(pc.indices_nonzero(pc.not_equal(observed.slice(0, m), expected.slice(0, m)))) if m
            else np.array([], np.uint64))
     if len(off) + len(observed) - m > len(observed) // 8:
-        keys = packed_keys(expected, observed)  # IDs of one width: sorted as integers, not hashed as strings
-        if keys is not None:
-            return sorted_positions(*keys)
+        placed = sorted_positions(expected, observed)  # IDs of one width: sorted as integers, not hashed
+        if placed is not None:
+            return placed
         return with_nulls_as(pc.index_in(observed, value_set=expected), -1)
     pos = np.arange(len(observed), dtype=np.int64)
     rows = np.concatenate([off.astype(np.int64), np.arange(m, len(observed), dtype=np.int64)])

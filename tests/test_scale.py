@@ -190,6 +190,21 @@ def test_a_file_of_the_expected_ids_shares_their_array_and_keeps_one_byte_codes(
     assert shuffled.ids is not known.ids and sorted(shuffled.ids.to_pylist()) == known.ids.to_pylist()
 
 
+def test_files_whose_first_row_is_not_the_first_expected_id_are_sent_to_the_workers_first(tmp_path: Path) -> None:
+    """A file out of order costs a sort of all its IDs: sent first, it does not leave a worker idle at the end.
+    The others keep the grid's order; the outcomes do not depend on it (the fast and reference paths agree)."""
+    from generator.audit.check import _PredictionFiles
+    from generator.audit.load import load_campaign
+    from generator.audit.validate import validate_inputs
+
+    root = tmp_path / "c"
+    make_campaign(root, 2000)
+    inputs = validate_inputs(load_campaign(root))
+    names = [inputs.run_files[i].relpath for i in _PredictionFiles(inputs, None, True, None).sending_order()]
+    shuffled = "predictions/bench/b8/warm-4.csv"
+    assert names == [shuffled] + [r.relpath for r in inputs.run_files if r.relpath != shuffled]
+
+
 def test_the_reference_columns_are_released_once_the_truth_holds_them(tmp_path: Path) -> None:
     root = tmp_path / "c"
     make_campaign(root, 2000)

@@ -19,7 +19,7 @@ from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import is_file
 from generator.audit.findings import Finding, Severity, count_by_severity, sort_key
 from generator.audit.load import CampaignInputs, RunFile, load_campaign
-from generator.audit.readers.boundedread import read_bounded
+from generator.audit.readers.boundedread import read_bounded, second_line_starts
 from generator.audit.readers.predictions import (
     ColumnRules,
     LabelFile,
@@ -153,6 +153,20 @@ class _PredictionFiles:
         self._claimed: dict[str, int] = {}  # content -> the run whose job parses it (written by the workers)
         self._jobs: dict[int, Future[_Outcome]] = {}  # runs sent and not yet taken
         self._first: dict[str, _Outcome] = {}  # content -> its outcome, once taken
+        self._taken = 0  # outcomes taken so far (the progress shown)
+
+    def sending_order(self) -> list[int]:
+        """The runs in the order their files are sent to the workers: first those whose first row is not the
+        first expected ID, then the others in grid order. A file out of order has all its IDs sorted, several
+        times the work of one in order: sent last, it would leave the other worker idle at the end. The
+        outcomes do not depend on the order."""
+        runs = self.inputs.run_files
+        if self.known is None or not len(self.known.ids):
+            return list(range(len(runs)))
+        start = str(self.known.ids[0].as_py()).encode("utf-8") + b","
+        in_order = [not (run.exists and run.path is not None) or second_line_starts(run.path, run.relpath, start)
+                    for run in runs]
+        return sorted(range(len(runs)), key=in_order.__getitem__)  # stable: grid order within each group
 
     def start(self, pool: ThreadPoolExecutor, i: int, run: RunFile) -> None:
         """Send a run's file to a worker (in a copy of this context: the command's limits apply there too)."""
@@ -183,7 +197,8 @@ class _PredictionFiles:
     def finish(self, i: int, run: RunFile) -> None:
         """The run's findings and acceptance, from its own outcome, the copy it repeats, or its absence."""
         if self.progress is not None:
-            self.progress("recomputing prediction files", i, len(self.inputs.run_files))
+            self.progress("recomputing prediction files", self._taken, len(self.inputs.run_files))
+        self._taken += 1
         outcome = self._jobs.pop(i).result()
         problems, acceptance = outcome.problems, outcome.acceptance
         if outcome.digest is None:
@@ -216,10 +231,12 @@ def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bo
     pool = ThreadPoolExecutor(max_workers=PARALLEL_FILES)
     try:
         pending: deque[tuple[int, RunFile]] = deque()
-        for i, run in enumerate(inputs.run_files):
+        order = files.sending_order()
+        for sent, i in enumerate(order):
+            run = inputs.run_files[i]
             files.start(pool, i, run)
             pending.append((i, run))
-            if meanwhile is not None and (len(pending) == 2 * PARALLEL_FILES or i == len(inputs.run_files) - 1):
+            if meanwhile is not None and (len(pending) == 2 * PARALLEL_FILES or sent == len(order) - 1):
                 meanwhile()
                 meanwhile = None
             while len(pending) > 2 * PARALLEL_FILES:

@@ -12,7 +12,7 @@ import numpy as np
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.csvtable import open_regular, refuse_secret
-from generator.core.errors import UnreadableInputError
+from generator.core.errors import AuditError, UnreadableInputError
 from generator.core.limits import Limits, resolve
 from generator.core.pemkeys import holds_private_key
 
@@ -21,6 +21,7 @@ from generator.core.pemkeys import holds_private_key
 # (a sparse file of NUL bytes has no line break at all): it is refused after this many bytes, not parsed.
 MAX_LINE_BYTES = 4096
 BLOCK = 1 << 20
+PEEK_BYTES = 4096
 # A PEM private key is a few kilobytes: each block is searched together with this much of the one before.
 _KEY_OVERLAP = 64 * 1024
 _RULE = "format: one row per expected ID"
@@ -147,3 +148,16 @@ def read_bounded(path: Path, display: str, *, max_bytes: int | None = None, max_
     del blocks
     refuse_secret(data, display)
     return BoundedRead(data, len(data), digest.hexdigest())
+
+
+def second_line_starts(path: Path, display: str, start: bytes) -> bool:
+    """Whether the file's second line (the first row after the header) starts with `start`, from a look at its
+    first few kilobytes; False when it cannot be read (reading it whole reports why). For ordering work only."""
+    try:
+        fh, _ = open_regular(path, display, resolve(None))
+        with fh:
+            head = fh.read(PEEK_BYTES)
+    except (AuditError, OSError):
+        return False
+    lines = head.split(b"\n", 2)
+    return len(lines) > 2 and lines[1].startswith(start)

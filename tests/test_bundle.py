@@ -244,7 +244,14 @@ def test_a_copy_whose_bytes_differ_from_the_validated_ones_stops_the_build(campa
     result = check_campaign(campaign)
     rel = result.decision["inputs"][0]["path"]
     with pytest.raises(InputChangedError, match=f"{rel} changed while the bundle was being built"):
-        _input_sums(result, {rel: {"sha256": "0" * 64}})
+        _input_sums(result, {rel: {"sha256": "0" * 64}}, set())
+    copied = {i["path"]: {"sha256": i["sha256"]} for i in result.decision["inputs"]}
+    assert len(_input_sums(result, copied, set())) == len(copied)
+    read = {r for r in copied if r.startswith("predictions/")}  # copied by the check's workers, hashed as read
+    assert _input_sums(result, {r: d for r, d in copied.items() if r not in read}, read).keys() == {
+        f"data/inputs/{r}" for r in copied}
+    with pytest.raises(InputChangedError, match=f"{sorted(read)[0]} was not copied into the bundle"):
+        _input_sums(result, {r: d for r, d in copied.items() if r not in read}, set())
 
 
 def test_python_zipfile_bundle_verifies_like_the_folder(run_cli, built: Path, tmp_path: Path,

@@ -312,6 +312,25 @@ def test_the_bundle_copier_hashes_the_copy_and_lets_key_words_alone(tmp_path: Pa
     assert sums == {"in.csv": {"sha256": hashlib.sha256(data).hexdigest()}}
 
 
+def test_the_checks_copies_are_made_once_per_name_and_refuse_a_pipe_without_waiting(tmp_path: Path) -> None:
+    """`build` has the check's workers copy each prediction file into the bundle and read the copy: a file two
+    grid rows name is copied once, and a pipe swapped in for a file is refused, never waited on."""
+    import os
+
+    from generator.bundle.copying import InputCopies
+    from generator.core.errors import UnreadableInputError
+
+    copies = InputCopies(tmp_path / "inputs")
+    (tmp_path / "p.csv").write_bytes(b"id,label\nd1,a\n")
+    assert copies(tmp_path / "p.csv", "a/p.csv") == tmp_path / "inputs" / "a" / "p.csv"
+    assert copies(tmp_path / "p.csv", "a/p.csv") == tmp_path / "inputs" / "a" / "p.csv"  # no second copy
+    assert (tmp_path / "inputs" / "a" / "p.csv").read_bytes() == b"id,label\nd1,a\n" and copies.names == {"a/p.csv"}
+    os.mkfifo(tmp_path / "f.csv")
+    with pytest.raises(UnreadableInputError, match="f.csv: is not a regular file"):
+        copies(tmp_path / "f.csv", "f.csv")
+    assert copies.names == {"a/p.csv"}
+
+
 def test_the_copy_worker_process_reports_a_key_that_appeared_after_validation(tmp_path: Path) -> None:
     from generator.bundle.copying import Copier
     from generator.core.errors import SecretInInputError

@@ -54,6 +54,9 @@ from generator.core.safefiles import sha256_file
 # bound on memory (README, "Memory"). Finished files are reduced to their findings and acceptance.
 PARALLEL_FILES = 2
 Progress = Callable[[str, int, int], None]
+# Where a prediction file is read from, given its path and name: `build` copies it into the bundle first and
+# has the copy read, so that what is checked and hashed is what the bundle holds.
+ReadFrom = Callable[[Path, str], Path]
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,10 @@ class _Assessed:
 class _PredictionFiles:
     """Reads, parses and assesses the prediction files of the grid rows; their outcomes are taken in order."""
 
-    def __init__(self, inputs: CampaignInputs, judge: _Judge | None, fast: bool, progress: Progress | None):
+    def __init__(self, inputs: CampaignInputs, judge: _Judge | None, fast: bool, progress: Progress | None,
+                 read_from: ReadFrom | None = None):
         self.inputs, self.judge, self.fast, self.progress = inputs, judge, fast, progress
+        self.read_from = read_from
         self.rules = ColumnRules.from_schema("labels-row", inputs.classes)
         self.known = known_ids(inputs.expected, self.rules) if fast and inputs.expected is not None else None
         self.max_bytes = size_limit(inputs.expected, inputs.classes)
@@ -178,7 +183,8 @@ class _PredictionFiles:
             return _Outcome()
         # Read in blocks and hashed on the way; a file too large for the corpus, or with a line too long for
         # any row, is refused unparsed (memory: one block) and its SHA-256 still computed.
-        raw = read_bounded(run.path, run.relpath, max_bytes=self.max_bytes, severity=Severity.WARNING)
+        path = run.path if self.read_from is None else self.read_from(run.path, run.relpath)
+        raw = read_bounded(path, run.relpath, max_bytes=self.max_bytes, severity=Severity.WARNING)
         size, digest = raw.size, raw.sha256
         if self.fast:
             with self._lock:
@@ -219,7 +225,8 @@ class _PredictionFiles:
 
 
 def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bool = True,
-                       progress: Progress | None = None, meanwhile: Callable[[], None] | None = None) -> _Assessed:
+                       progress: Progress | None = None, meanwhile: Callable[[], None] | None = None,
+                       read_from: ReadFrom | None = None) -> _Assessed:
     """Read, parse and assess every run's prediction file, PARALLEL_FILES at a time (never all in memory).
 
     Each file is reduced to its findings and acceptance in the worker that read it and then released; at
@@ -227,7 +234,7 @@ def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bo
     so that a worker never waits for the oldest run to be taken. `meanwhile` runs in this thread once the
     first files are sent, while the workers read them.
     """
-    files = _PredictionFiles(inputs, judge, fast, progress)
+    files = _PredictionFiles(inputs, judge, fast, progress, read_from)
     pool = ThreadPoolExecutor(max_workers=PARALLEL_FILES)
     try:
         pending: deque[tuple[int, RunFile]] = deque()
@@ -303,19 +310,21 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
 
 def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None = None,
                    on_loaded: Callable[[CampaignInputs], None] | None = None,
-                   meanwhile: Callable[[], None] | None = None) -> CheckResult:
+                   meanwhile: Callable[[], None] | None = None, read_from: ReadFrom | None = None) -> CheckResult:
     """Validate the campaign folder and recompute every claim from the evidence.
 
     Prediction files are read a few at a time (never all in memory); `fast=False` uses the straightforward
     row-by-row readers and set arithmetic instead, which must give the same findings. `on_loaded` learns
     the inputs (their files included) before the prediction files are read; `meanwhile` is work that does
     not need the decision (`build` imports its renderer and signer), done while worker threads read them.
+    `read_from` gives the path each prediction file is read from instead of its own (`build`: its copy).
     """
     inputs = validate_inputs(load_campaign(path, fast=fast))
     if on_loaded is not None:
         on_loaded(inputs)
     judge = _judge(inputs, fast)
-    assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, meanwhile=meanwhile)
+    assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, meanwhile=meanwhile,
+                                  read_from=read_from)
     body, decision, findings = recompute_and_gate(inputs, judge is not None, assessed.acceptances,
                                                   inputs.findings + assessed.findings)
     return assemble(inputs, assessed.hashed, body, decision, findings)

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import json
-import os
 import shutil
 import tempfile
-import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +39,8 @@ from generator.bundle.bundlelayout import (
     TAG_MANIFEST,
     TAG_MANIFEST_LISTS,
 )
-from generator.bundle.copying import Copier
-from generator.bundle.leftovers import lock_path
+from generator.bundle.copying import Copier, InputCopies
+from generator.bundle.publish import claim, partial_zip, publish_folder, publish_zip
 from generator.bundle.signing import CERT_NAME, Identity, check_signing_setup, load_signer, sign_bytes, sign_pdf
 from generator.core.errors import AuditError, OutputExistsError, UsageError
 from generator.core.limits import Limits, applied
@@ -98,48 +93,32 @@ def _signature(identity: Identity | None) -> Signature:
     return Signature("certified", identity.subject, identity.fingerprint)
 
 
-@contextmanager
-def _claim(target: Path) -> Iterator[None]:
-    """Hold an exclusive lock for the target name, so two builds racing for it cannot both write it."""
-    lock = lock_path(target.parent, target.name)
-    try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as exc:
-        raise UsageError(f"cannot create the build lock {lock} ({exc.strerror}); choose a bundle path in a "
-                         "folder you can write, with a shorter name") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise OutputExistsError(f"another build is writing {target}; nothing is overwritten") from None
-        if target.exists() or target.is_symlink():
-            raise OutputExistsError(f"{target} already exists; choose a new bundle path (nothing is overwritten)")
-        try:
-            yield
-        finally:
-            lock.unlink(missing_ok=True)
-    finally:
-        os.close(fd)
-
-
 def _copy_jobs(inputs: CampaignInputs, data_dir: Path) -> list[tuple[str, str, str]]:
-    """(source, copy, name) of every input file of the campaign."""
+    """(source, copy, name) of every input file of the campaign but the prediction files (the check copies
+    those itself and reads the copies)."""
     jobs = []
+    read_copied = {run.relpath for run in inputs.run_files if run.exists and run.path is not None}
     for rel in inputs.input_files:
         source = inputs.folder.resolve(rel)
-        if source is not None:
+        if source is not None and rel not in read_copied:
             jobs.append((str(source), str(data_dir / "inputs" / rel), rel))
     return jobs
 
 
-def _input_sums(result: CheckResult, found: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-    """The copies' digests by bag path; a file that changed since it was validated stops the build."""
+def _input_sums(result: CheckResult, found: dict[str, dict[str, str]],
+                read_copied: set[str]) -> dict[str, dict[str, str]]:
+    """The copies' digests by bag path; a file that changed since it was validated stops the build. The copies
+    the check read (`read_copied`) were hashed as they were read: their digests are decision.json's."""
     expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
     sums: dict[str, dict[str, str]] = {}
     for rel, found_digests in found.items():
         if found_digests["sha256"] != expected.get(rel):
             raise InputChangedError(f"{rel} changed while the bundle was being built; run the build again")
         sums[f"data/inputs/{rel}"] = found_digests
+    for rel in read_copied & expected.keys():
+        sums[f"data/inputs/{rel}"] = {"sha256": expected[rel]}
+    if missing := sorted(expected.keys() - {s.removeprefix("data/inputs/") for s in sums}):
+        raise InputChangedError(f"{missing[0]} was not copied into the bundle; run the build again")
     return sums
 
 
@@ -227,17 +206,6 @@ def _checked_organization(organization: str | None, identity: Identity | None) -
     return org
 
 
-def _zip_folder(root: Path, zip_path: Path, top: str, when: datetime) -> None:
-    """A deterministic zip: one top folder, sorted entries, the decision's time on every entry."""
-    stamp = (max(when.year, 1980), when.month, when.day, when.hour, when.minute, when.second)
-    with zipfile.ZipFile(zip_path, "x", compression=zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
-            info = zipfile.ZipInfo(f"{top}/{path.relative_to(root).as_posix()}", date_time=stamp)
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, path.read_bytes())
-
-
 @dataclass(frozen=True)
 class _Order:
     """What one build was asked for, once `_preflight` accepted it."""
@@ -268,8 +236,8 @@ def _preflight(campaign_dir: Path, out: Path, identity: Identity | None, organiz
     return _Order(campaign_dir, out, identity, org, make_zip, strict, tsa_url, language)
 
 
-def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copier, charts: JsonWorker,
-                   compiled: CompiledTemplates, step: Progress) -> dict[str, dict[str, str]]:
+def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copier, copies: InputCopies,
+                   charts: JsonWorker, compiled: CompiledTemplates, step: Progress) -> dict[str, dict[str, str]]:
     """decision.json, findings.json and the note (the PDF certified when there is a key) written into data/;
     returns the input copies' digests, once the copies are done and agree with what was validated."""
     decision_bytes = _canonical(result.decision)
@@ -278,7 +246,7 @@ def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copie
     files = render_note(result.decision, _evidence(result, decision_bytes),
                         signature=_signature(order.identity), language=order.language,
                         charts=charts, compiled=compiled)
-    sums = _input_sums(result, copier.result())
+    sums = _input_sums(result, copier.result(), copies.names)
     (data / HTML_NAME).write_bytes(files[HTML_NAME])
     step("signing", 0, 0)
     pdf = files[PDF_NAME]
@@ -286,35 +254,6 @@ def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copie
         pdf = sign_pdf(order.identity, pdf, tsa_url=order.tsa_url)
     (data / PDF_NAME).write_bytes(pdf)
     return sums
-
-
-def _partial(target: Path) -> Path:
-    """Where the zip is written before it is linked to its name (a later build names it as a leftover)."""
-    return target.parent / f".{target.name}.partial"
-
-
-def _publish_zip(tmp: Path, target: Path, generated_at: str) -> None:
-    """The finished folder zipped beside the target, then linked to its name: never over a file that appeared."""
-    partial = _partial(target)
-    partial.unlink(missing_ok=True)
-    _zip_folder(tmp, partial, target.stem, datetime.fromisoformat(generated_at.replace("Z", "+00:00")))
-    try:
-        os.link(partial, target)  # never replaces a file that appeared meanwhile
-    except FileExistsError:
-        raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten") from None
-    partial.unlink()
-    shutil.rmtree(tmp)
-
-
-def _publish_folder(tmp: Path, target: Path) -> None:
-    """The finished folder renamed to the target: never over a file or folder that appeared meanwhile."""
-    if target.exists() or target.is_symlink():
-        raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten")
-    try:
-        os.rename(tmp, target)
-    except OSError as exc:  # a folder or file that appeared meanwhile: never replaced
-        raise OutputExistsError(f"{target} appeared during the build ({exc.strerror}); nothing is "
-                                "overwritten") from None
 
 
 def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step: Progress) -> BuildResult:
@@ -325,26 +264,29 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
     step("validating and recomputing", 0, 0)
     # WeasyPrint and pyHanko are imported, and the note's templates compiled, in this thread while the check's
     # worker threads read the prediction files (they import nothing, so a Ctrl-C that lands inside an import
-    # leaves no other waiting): the note needs the decision, its libraries and code do not. The inputs are
+    # leaves no other waiting): the note needs the decision, its libraries and code do not. The prediction
+    # files are copied by the check's workers, which then read and hash the copies; the other inputs are
     # copied and hashed by a worker process of low priority from the moment they are known: it takes the
     # processor time the check leaves, then the rendering's.
     compiled = CompiledTemplates()
+    copies = InputCopies(data / "inputs")
     result = check_campaign(order.campaign_dir, progress=step,
                             on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)),
-                            meanwhile=functools.partial(_load_renderer, order.identity is not None, compiled))
+                            meanwhile=functools.partial(_load_renderer, order.identity is not None, compiled),
+                            read_from=copies)
     bundle_id = make_bundle_id(result.decision)
     if order.strict and result.errors:
         copier.close()
         shutil.rmtree(tmp)
         return BuildResult(path=order.target, pdf=None, bundle_id=bundle_id, check=result, built=False)
     step("copying inputs and rendering", 0, 0)
-    sums = _write_payload(data, result, order, copier, charts, compiled, step)
+    sums = _write_payload(data, result, order, copier, copies, charts, compiled, step)
     step("hashing", 0, 0)
     _write_tag_files(tmp, result.decision, bundle_id, order.identity, order.organization, sums)
     if order.make_zip:
-        _publish_zip(tmp, order.target, result.decision["generated_at"])
+        publish_zip(tmp, order.target, result.decision["generated_at"])
         return BuildResult(path=order.target, pdf=None, bundle_id=bundle_id, check=result, built=True)
-    _publish_folder(tmp, order.target)
+    publish_folder(tmp, order.target)
     return BuildResult(path=order.target, pdf=order.target / "data" / PDF_NAME, bundle_id=bundle_id, check=result,
                        built=True)
 
@@ -385,12 +327,12 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
                                 organization=organization, progress=progress, tsa_url=tsa_url, language=language)
     order = _preflight(campaign_dir, out, identity, organization, make_zip, strict, tsa_url,  # before any work
                        language)
-    with _claim(out), Copier() as copier, JsonWorker("generator.render.charts") as charts:
+    with claim(out), Copier() as copier, JsonWorker("generator.render.charts") as charts:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
         try:
             return _build_in(tmp, order, copier, charts, progress or _silent)
         except BaseException:
             copier.close()  # the worker may still be writing into tmp
             shutil.rmtree(tmp, ignore_errors=True)
-            _partial(out).unlink(missing_ok=True)
+            partial_zip(out).unlink(missing_ok=True)
             raise

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +28,56 @@ KEY_WINDOW = 65536  # a PEM key split across two blocks is found when it is shor
 Job = tuple[str, str, str]  # source, copy, name
 
 
-def copy_file(source: Path, target: Path) -> None:
-    """Copy a file's bytes into a new file, inside the kernel where it can (copy_file_range)."""
-    with source.open("rb") as src, target.open("xb") as dst:
-        try:
-            while os.copy_file_range(src.fileno(), dst.fileno(), BLOCK):
-                pass
-        except OSError:  # a file system or kernel without it: the same copy through user space
-            shutil.copyfileobj(src, dst, BLOCK)
+def copy_file(source: Path, target: Path, rel: str) -> None:
+    """Copy a regular file's bytes into a new file, inside the kernel where it can (copy_file_range).
+
+    The source is opened without blocking and must be a regular file: a pipe put in an input's place
+    would otherwise hold the copy (and the build) forever.
+    """
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise UnreadableInputError(f"{rel}: cannot be read ({exc.strerror}); check its permissions") from None
+    with os.fdopen(fd, "rb") as src:
+        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
+            raise UnreadableInputError(f"{rel}: is not a regular file (a pipe, socket or device); inputs are plain "
+                                       "files")
+        with target.open("xb") as dst:
+            try:
+                while os.copy_file_range(src.fileno(), dst.fileno(), BLOCK):
+                    pass
+            except OSError:  # a file system or kernel without it: the same copy through user space
+                shutil.copyfileobj(src, dst, BLOCK)
+
+
+class InputCopies:
+    """Copies of the prediction files made by the check's worker threads, which then read the copy: what the
+    check hashes and parses is the copy itself, so it needs no second reading to be hashed (a file listed
+    by several grid rows is copied once; the other readers wait for that copy)."""
+
+    def __init__(self, inputs_dir: Path) -> None:
+        self._dir = inputs_dir
+        self._lock = threading.Lock()
+        self._copies: dict[str, threading.Lock] = {}
+        self._done: set[str] = set()
+
+    def __call__(self, source: Path, rel: str) -> Path:
+        """Copy `source` (the input named `rel`) into the bundle, once; the copy's path, to be read instead."""
+        target = self._dir / rel
+        with self._lock:
+            one = self._copies.setdefault(rel, threading.Lock())
+        with one:
+            if rel not in self._done:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                copy_file(source, target, rel)
+                self._done.add(rel)
+        return target
+
+    @property
+    def names(self) -> set[str]:
+        """The inputs copied so far."""
+        with self._lock:
+            return set(self._done)
 
 
 def copy_hashing(source: Path, target: Path, rel: str, buffer: bytearray | None = None) -> dict[str, str]:
@@ -44,7 +88,7 @@ def copy_hashing(source: Path, target: Path, rel: str, buffer: bytearray | None 
     read into, reused from file to file: a new one is zero-filled page by page, 32 MiB each time.
     """
     # On these machines a kernel copy costs a tenth of the system time of writing from Python memory.
-    copy_file(source, target)
+    copy_file(source, target, rel)
     hashers = {alg: hashlib.new(alg) for alg in PAYLOAD_ALGORITHMS}
     tail = b""
     buffer = bytearray(BLOCK) if buffer is None else buffer

@@ -297,6 +297,19 @@ def test_the_bundle_copier_finds_a_key_wherever_the_blocks_split_it(tmp_path: Pa
         copying.copy_hashing(source, tmp_path / "copy.csv", "in.csv")
 
 
+def test_a_key_is_found_in_any_text_whatever_bytes_surround_it() -> None:
+    """The key search first looks for one byte of the mark ("V", at memchr speed): a key whose base64 body and
+    surroundings hold no other letter of the mark is still found, and the words alone are not a key."""
+    from generator.core.pemkeys import holds_private_key
+
+    pem = b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+    for around in (b"", b"id,label\ndoc-1,admin\n" * 1000):
+        assert holds_private_key(around + pem + around)
+        assert holds_private_key(bytearray(around + pem))
+    assert not holds_private_key(b"doc-1,the words PRIVATE KEY----- alone\n")
+    assert not holds_private_key(b"id,label\n" * 1000)
+
+
 def test_the_bundle_copier_hashes_the_copy_and_lets_key_words_alone(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib

@@ -115,7 +115,7 @@ def _input_sums(result: CheckResult, found: dict[str, dict[str, str]],
         if found_digests["sha256"] != expected.get(rel):
             raise InputChangedError(f"{rel} changed while the bundle was being built; run the build again")
         sums[f"data/inputs/{rel}"] = found_digests
-    for rel in read_copied & expected.keys():
+    for rel in read_copied & expected.keys():  # the payload manifest is SHA-256 alone (bundle format 3)
         sums[f"data/inputs/{rel}"] = {"sha256": expected[rel]}
     if missing := sorted(expected.keys() - {s.removeprefix("data/inputs/") for s in sums}):
         raise InputChangedError(f"{missing[0]} was not copied into the bundle; run the build again")

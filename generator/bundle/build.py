@@ -159,7 +159,8 @@ def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, ident
     """The tag files in the signing order of generator.bundle.bundlelayout: no byte is left unsigned but the
     signature and the certificate that verifies it."""
     payload = _payload(root)
-    sums = {rel: known[rel] if rel in known else digests(root / rel, PAYLOAD_ALGORITHMS) for rel in payload}
+    sums = {rel: known[rel] if set(PAYLOAD_ALGORITHMS) <= set(known.get(rel, ())) else
+            digests(root / rel, PAYLOAD_ALGORITHMS) for rel in payload}
     sizes = {rel: (root / rel).stat().st_size for rel in payload}
     bag_info = [
         ("Source-Organization", organization),

@@ -169,8 +169,7 @@ class _PredictionFiles:
         if self.known is None or not len(self.known.ids):
             return list(range(len(runs)))
         start = str(self.known.ids[0].as_py()).encode("utf-8") + b","
-        in_order = [not (run.exists and run.path is not None) or second_line_starts(run.path, run.relpath, start)
-                    for run in runs]
+        in_order = [run.readable is None or second_line_starts(run.readable, run.relpath, start) for run in runs]
         return sorted(range(len(runs)), key=in_order.__getitem__)  # stable: grid order within each group
 
     def start(self, pool: ThreadPoolExecutor, i: int, run: RunFile) -> None:
@@ -179,11 +178,12 @@ class _PredictionFiles:
 
     def _assess_file(self, i: int, run: RunFile) -> _Outcome:
         """In a worker: read and hash the file, then (unless its bytes were claimed) parse and assess it."""
-        if not (run.exists and run.path is not None):
+        source = run.readable
+        if source is None:
             return _Outcome()
         # Read in blocks and hashed on the way; a file too large for the corpus, or with a line too long for
         # any row, is refused unparsed (memory: one block) and its SHA-256 still computed.
-        path = run.path if self.read_from is None else self.read_from(run.path, run.relpath)
+        path = source if self.read_from is None else self.read_from(source, run.relpath)
         raw = read_bounded(path, run.relpath, max_bytes=self.max_bytes, severity=Severity.WARNING)
         size, digest = raw.size, raw.sha256
         if self.fast:

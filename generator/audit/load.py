@@ -37,6 +37,11 @@ class RunFile:
     path: Path | None
     exists: bool
 
+    @property
+    def readable(self) -> Path | None:
+        """The file to read: its path when it exists inside the folder, else None."""
+        return self.path if self.exists else None
+
 
 @dataclass
 class CampaignInputs:

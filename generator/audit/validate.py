@@ -327,8 +327,8 @@ def validate_campaign(path: Path, *, fast: bool = True) -> ValidationResult:
     findings = list(inputs.findings)
     max_bytes = size_limit(inputs.expected, inputs.classes)  # the bound `check` reads prediction files with
     for run in inputs.run_files:
-        if run.exists and run.path is not None:
-            labels = read_labels(run.path, run.relpath, inputs.classes, Severity.WARNING, fast=fast,
+        if run.readable is not None:
+            labels = read_labels(run.readable, run.relpath, inputs.classes, Severity.WARNING, fast=fast,
                                  max_bytes=max_bytes)
             findings.extend(labels.problems)
     findings = attribute(findings, owners_of(inputs))

@@ -97,7 +97,7 @@ def _copy_jobs(inputs: CampaignInputs, data_dir: Path) -> list[tuple[str, str, s
     """(source, copy, name) of every input file of the campaign but the prediction files (the check copies
     those itself and reads the copies)."""
     jobs = []
-    read_copied = {run.relpath for run in inputs.run_files if run.exists and run.path is not None}
+    read_copied = {run.relpath for run in inputs.run_files if run.readable is not None}
     for rel in inputs.input_files:
         source = inputs.folder.resolve(rel)
         if source is not None and rel not in read_copied:
@@ -117,7 +117,7 @@ def _input_sums(result: CheckResult, found: dict[str, dict[str, str]],
         sums[f"data/inputs/{rel}"] = found_digests
     for rel in read_copied & expected.keys():  # the payload manifest is SHA-256 alone (bundle format 3)
         sums[f"data/inputs/{rel}"] = {"sha256": expected[rel]}
-    if missing := sorted(expected.keys() - {s.removeprefix("data/inputs/") for s in sums}):
+    if missing := sorted(expected.keys() - found.keys() - read_copied):
         raise InputChangedError(f"{missing[0]} was not copied into the bundle; run the build again")
     return sums
 

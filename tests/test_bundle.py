@@ -220,23 +220,6 @@ def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".b")]  # no half-made copies left
 
 
-def test_strict_reports_its_findings_even_when_the_renderer_cannot_be_imported(
-        run_cli, campaign: Path, tmp_path: Path, keys: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    """build imports WeasyPrint while the check runs; a failed import is left to the rendering, which a --strict
-    build with findings never reaches."""
-    from generator.bundle import build
-    from generator.core.errors import EnvironmentProblemError
-
-    def broken() -> None:
-        raise EnvironmentProblemError("WeasyPrint could not be imported (planted)")
-
-    monkeypatch.setattr(build, "load_weasyprint", broken)
-    set_cell(campaign, 1, "quality_threshold", "0.5")
-    r = run_cli("build", str(campaign), "-o", str(tmp_path / "b"), "--key", str(keys[0]), "--cert", str(keys[1]),
-                "--strict")
-    assert r.code == 1 and "not built: 1 error findings and --strict was given" in r.out, r.err
-
-
 def test_a_copy_whose_bytes_differ_from_the_validated_ones_stops_the_build(campaign: Path) -> None:
     from generator.audit.check import check_campaign
     from generator.bundle.build import InputChangedError, _input_sums

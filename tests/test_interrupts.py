@@ -106,7 +106,8 @@ def test_an_interrupt_that_python_wraps_into_another_error_is_still_an_interrupt
     assert (r.returncode, r.stderr) == (130, INTERRUPTED)
 
 
-@pytest.mark.parametrize("module", ["generator.render.charts", "generator.bundle.copying"])
+@pytest.mark.parametrize("module", ["generator.render.charts", "generator.bundle.copying",
+                                    "generator.render.noteworker"])
 def test_a_worker_whose_parent_stopped_before_asking_ends_without_a_word(module: str) -> None:
     # a Ctrl-C in the parent closes the worker's stdin unasked: it printed a TypeError traceback on the terminal
     r = subprocess.run([sys.executable, "-m", module], cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True,

@@ -225,31 +225,24 @@ class _PredictionFiles:
 
 
 def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bool = True,
-                       progress: Progress | None = None, meanwhile: Callable[[], None] | None = None,
-                       read_from: ReadFrom | None = None) -> _Assessed:
+                       progress: Progress | None = None, read_from: ReadFrom | None = None) -> _Assessed:
     """Read, parse and assess every run's prediction file, PARALLEL_FILES at a time (never all in memory).
 
     Each file is reduced to its findings and acceptance in the worker that read it and then released; at
     most PARALLEL_FILES files (bytes and columns) are in memory at once, and twice as many jobs are queued,
-    so that a worker never waits for the oldest run to be taken. `meanwhile` runs in this thread once the
-    first files are sent, while the workers read them.
+    so that a worker never waits for the oldest run to be taken.
     """
     files = _PredictionFiles(inputs, judge, fast, progress, read_from)
     pool = ThreadPoolExecutor(max_workers=PARALLEL_FILES)
     try:
         pending: deque[tuple[int, RunFile]] = deque()
         order = files.sending_order()
-        for sent, i in enumerate(order):
+        for i in order:
             run = inputs.run_files[i]
             files.start(pool, i, run)
             pending.append((i, run))
-            if meanwhile is not None and (len(pending) == 2 * PARALLEL_FILES or sent == len(order) - 1):
-                meanwhile()
-                meanwhile = None
             while len(pending) > 2 * PARALLEL_FILES:
                 files.finish(*pending.popleft())
-        if meanwhile is not None:
-            meanwhile()  # no prediction file at all
         while pending:
             files.finish(*pending.popleft())
     finally:
@@ -310,21 +303,19 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
 
 def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None = None,
                    on_loaded: Callable[[CampaignInputs], None] | None = None,
-                   meanwhile: Callable[[], None] | None = None, read_from: ReadFrom | None = None) -> CheckResult:
+                   read_from: ReadFrom | None = None) -> CheckResult:
     """Validate the campaign folder and recompute every claim from the evidence.
 
     Prediction files are read a few at a time (never all in memory); `fast=False` uses the straightforward
     row-by-row readers and set arithmetic instead, which must give the same findings. `on_loaded` learns
-    the inputs (their files included) before the prediction files are read; `meanwhile` is work that does
-    not need the decision (`build` imports its renderer and signer), done while worker threads read them.
+    the inputs (their files included) before the prediction files are read.
     `read_from` gives the path each prediction file is read from instead of its own (`build`: its copy).
     """
     inputs = validate_inputs(load_campaign(path, fast=fast))
     if on_loaded is not None:
         on_loaded(inputs)
     judge = _judge(inputs, fast)
-    assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, meanwhile=meanwhile,
-                                  read_from=read_from)
+    assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, read_from=read_from)
     body, decision, findings = recompute_and_gate(inputs, judge is not None, assessed.acceptances,
                                                   inputs.findings + assessed.findings)
     return assemble(inputs, assessed.hashed, body, decision, findings)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import shutil
@@ -10,15 +9,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from generator import __version__
 from generator.audit.campaign import PROTOCOL_FILE
-from generator.audit.check import CheckResult, check_campaign
 from generator.audit.report import findings_payload
-from generator.audit.validate import CampaignInputs
 from generator.bundle.bagit_format import (
     BAGIT_TXT,
     PAYLOAD_ALGORITHMS,
@@ -45,11 +40,13 @@ from generator.bundle.signing import CERT_NAME, Identity, check_signing_setup, l
 from generator.core.errors import AuditError, OutputExistsError, UsageError
 from generator.core.limits import Limits, applied
 from generator.core.safefiles import sha256_file
-from generator.core.worker import JsonWorker
 from generator.render.finance import Signature
-from generator.render.i18n import checked_language, require_fonts
-from generator.render.note import HTML_NAME, PDF_NAME, CompiledTemplates, Evidence, render_note
-from generator.render.weasy import load_weasyprint
+from generator.render.noteworker import NoteWorker
+
+if TYPE_CHECKING:  # the check and the note are imported once the workers run (_build_in): their imports overlap
+    from generator.audit.check import CheckResult
+    from generator.audit.validate import CampaignInputs
+    from generator.render.note import Evidence
 
 __all__ = ["MANIFEST", "MANIFEST_SIG", "SELF_CHECKSUM", "BuildResult", "InputChangedError", "build_bundle"]
 # progress(stage, done, total): stage names the work; done/total count files where that is known
@@ -124,6 +121,8 @@ def _input_sums(result: CheckResult, found: dict[str, dict[str, str]],
 
 def _evidence(result: CheckResult, decision_bytes: bytes) -> list[Evidence]:
     """The files the PDF carries: decision.json, and the raw results and protocol exactly as validated."""
+    from generator.render.note import Evidence
+
     evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
     expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
     for rel, description in ((result.inputs.files["raw_results"], "The raw results grid as submitted"),
@@ -233,20 +232,26 @@ def _preflight(campaign_dir: Path, out: Path, identity: Identity | None, organiz
     if out.exists() or out.is_symlink():
         raise OutputExistsError(f"{out} already exists; choose a new bundle path (nothing is overwritten)")
     if language is not None:
+        from generator.render.i18n import checked_language, require_fonts
+
         require_fonts(checked_language(language))  # a missing font is refused before any work
     return _Order(campaign_dir, out, identity, org, make_zip, strict, tsa_url, language)
 
 
 def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copier, copies: InputCopies,
-                   charts: JsonWorker, compiled: CompiledTemplates, step: Progress) -> dict[str, dict[str, str]]:
+                   notes: NoteWorker, step: Progress) -> dict[str, dict[str, str]]:
     """decision.json, findings.json and the note (the PDF certified when there is a key) written into data/;
     returns the input copies' digests, once the copies are done and agree with what was validated."""
+    from generator.render.note import HTML_NAME, PDF_NAME, render_note
+
     decision_bytes = _canonical(result.decision)
+    evidence, signature = _evidence(result, decision_bytes), _signature(order.identity)
+    notes.ask(result.decision, evidence, signature, order.language)  # it renders while this process goes on
     (data / "decision.json").write_bytes(decision_bytes)
     (data / "findings.json").write_bytes(_canonical(findings_payload(result.findings, len(result.findings))))
-    files = render_note(result.decision, _evidence(result, decision_bytes),
-                        signature=_signature(order.identity), language=order.language,
-                        charts=charts, compiled=compiled)
+    if order.identity is not None:
+        _load_signer()
+    files = notes.files() or render_note(result.decision, evidence, signature=signature, language=order.language)
     sums = _input_sums(result, copier.result(), copies.names)
     (data / HTML_NAME).write_bytes(files[HTML_NAME])
     step("signing", 0, 0)
@@ -257,31 +262,30 @@ def _write_payload(data: Path, result: CheckResult, order: _Order, copier: Copie
     return sums
 
 
-def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step: Progress) -> BuildResult:
+def _build_in(tmp: Path, order: _Order, copier: Copier, notes: NoteWorker, step: Progress) -> BuildResult:
     """The stages, in the temporary folder beside the claimed target: check (the inputs copied meanwhile), write
     the payload, write the tag files, publish."""
+    from generator.audit.check import check_campaign
+    from generator.render.note import PDF_NAME
+
     data = tmp / "data"
     data.mkdir()
     step("validating and recomputing", 0, 0)
-    # WeasyPrint and pyHanko are imported, and the note's templates compiled, in this thread while the check's
-    # worker threads read the prediction files (they import nothing, so a Ctrl-C that lands inside an import
-    # leaves no other waiting): the note needs the decision, its libraries and code do not. The prediction
-    # files are copied by the check's workers, which then read and hash the copies; the other inputs are
-    # copied and hashed by a worker process of low priority from the moment they are known: it takes the
-    # processor time the check leaves, then the rendering's.
-    compiled = CompiledTemplates()
+    # The note's worker (generator.render.noteworker) loads WeasyPrint and matplotlib while the check runs:
+    # the note needs the decision, its libraries do not. The prediction files are copied by the check's
+    # workers, which then read and hash the copies; the other inputs are copied and hashed by a worker
+    # process of low priority from the moment they are known. Both workers take the processor time the
+    # check leaves.
     copies = InputCopies(data / "inputs")
     result = check_campaign(order.campaign_dir, progress=step,
-                            on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)),
-                            meanwhile=functools.partial(_load_renderer, order.identity is not None, compiled),
-                            read_from=copies)
+                            on_loaded=lambda inputs: copier.start(_copy_jobs(inputs, data)), read_from=copies)
     bundle_id = make_bundle_id(result.decision)
     if order.strict and result.errors:
         copier.close()
         shutil.rmtree(tmp)
         return BuildResult(path=order.target, pdf=None, bundle_id=bundle_id, check=result, built=False)
     step("copying inputs and rendering", 0, 0)
-    sums = _write_payload(data, result, order, copier, copies, charts, compiled, step)
+    sums = _write_payload(data, result, order, copier, copies, notes, step)
     step("hashing", 0, 0)
     _write_tag_files(tmp, result.decision, bundle_id, order.identity, order.organization, sums)
     if order.make_zip:
@@ -292,19 +296,12 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, charts: JsonWorker, step
                        built=True)
 
 
-def _load_renderer(signed: bool, compiled: CompiledTemplates) -> None:
-    """The libraries that render (and sign) the note, imported, and its templates compiled, before the decision
-    they need is known.
-
-    A library that cannot be imported is left for the rendering or the signing to report: a `--strict` build
-    with findings renders nothing and must still report them.
-    """
+def _load_signer() -> None:
+    """pyHanko imported while the note's worker renders (half a second, on the processor the rendering leaves);
+    a pyHanko that cannot be imported is left for the signing to report."""
     try:
-        load_weasyprint()
-        if signed:
-            load_signer()
-        compiled.compile_all()
-    except (AuditError, ImportError, OSError, jinja2.TemplateError):
+        load_signer()
+    except (ImportError, OSError):
         pass
 
 
@@ -328,10 +325,10 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
                                 organization=organization, progress=progress, tsa_url=tsa_url, language=language)
     order = _preflight(campaign_dir, out, identity, organization, make_zip, strict, tsa_url,  # before any work
                        language)
-    with claim(out), Copier() as copier, JsonWorker("generator.render.charts") as charts:
+    with claim(out), NoteWorker() as notes, Copier() as copier:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
         try:
-            return _build_in(tmp, order, copier, charts, progress or _silent)
+            return _build_in(tmp, order, copier, notes, progress or _silent)
         except BaseException:
             copier.close()  # the worker may still be writing into tmp
             shutil.rmtree(tmp, ignore_errors=True)

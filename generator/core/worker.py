@@ -24,15 +24,22 @@ def child_env() -> dict[str, str]:
 
 
 class JsonWorker:
-    """One helper process, its single request and its answers; None as an answer the process could not give."""
+    """One helper process, its single request and its answers; None as an answer the process could not give.
 
-    def __init__(self, module: str) -> None:
+    The process leads a process group of its own, which `close` stops whole: the helpers a worker starts
+    with `in_group=True` (the note's worker starts a chart worker) stay in that group, so they never
+    outlive it nor keep the command's output pipes open.
+    """
+
+    def __init__(self, module: str, *, in_group: bool = False) -> None:
         env = child_env()
+        self._leads_group = not in_group
         self._proc: subprocess.Popen[bytes] | None = None
         if sys.executable:  # an embedded interpreter has none to start
             try:
                 self._proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
-                                              stdout=subprocess.PIPE, env=env)
+                                              stdout=subprocess.PIPE, env=env,
+                                              process_group=0 if self._leads_group else None)
             except OSError:
                 self._proc = None
 
@@ -64,9 +71,16 @@ class JsonWorker:
             return None
 
     def close(self) -> None:
-        """Stop the worker if it still runs, and wait for it: nothing it does outlives this call."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
+        """Stop the worker and its process group if it still runs, and wait for it: nothing it does outlives
+        this call."""
+        if self._proc is not None and self._proc.poll() is None:  # not yet waited for: its group is still its own
+            try:
+                if self._leads_group:
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                else:
+                    self._proc.kill()
+            except ProcessLookupError:
+                pass
             self._proc.wait()
 
     def __enter__(self) -> JsonWorker:
@@ -76,14 +90,20 @@ class JsonWorker:
         self.close()
 
 
-def serve(handler: Callable[[Any], Any], *, nice: int = 0) -> int:
-    """The worker's side: one request from stdin; its answer, or each answer a generator yields, to stdout."""
+def serve(handler: Callable[[Any], Any], *, nice: int = 0, prepare: Callable[[], None] | None = None) -> int:
+    """The worker's side: one request from stdin; its answer, or each answer a generator yields, to stdout.
+
+    `prepare` runs first, at the worker's priority, before the request is read: what the worker can do
+    before it knows the request (its heavy imports) overlaps the parent's work.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the command
     if nice:
         try:
             os.nice(nice)
         except OSError:
             pass
+    if prepare is not None:
+        prepare()
     data = sys.stdin.buffer.read()
     if not data:  # the parent stopped (a Ctrl-C, say) before it asked anything: nothing to do, nothing to say
         return 0

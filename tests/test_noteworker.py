@@ -1,0 +1,146 @@
+"""build's note worker: it renders what the build would render itself, below the build's priority, and nothing
+it starts outlives it; whatever it fails at, the build renders the note itself."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE, set_cell
+
+from generator.render import noteworker
+from generator.render.finance import Signature
+from generator.render.note import HTML_NAME, PDF_NAME, campaign_evidence, render_note
+from generator.render.noteworker import NoteWorker, rendered_files
+
+UNSIGNED = Signature("unsigned")
+# Stand-ins for `python -m generator.render.noteworker`, put on PYTHONPATH by the tests.
+WORKERS = {
+    "note_dies": "sys.stdin.read()\nsys.exit(3)\n",
+    "note_error": "sys.stdin.read()\nprint(json.dumps({'error': 'planted'}))\n",
+    "note_not_a_pdf": "sys.stdin.read()\nprint(json.dumps({'html': base64.b64encode(b'<p>x</p>').decode(),\n"
+                      "                  'pdf': base64.b64encode(b'not a PDF').decode()}))\n",
+}
+# A WeasyPrint the worker cannot import (the package beside this test's own, already imported, is not touched).
+BROKEN_WEASYPRINT = "raise ImportError('planted: no WeasyPrint here')\n"
+
+
+def _here(bundle: Path) -> dict[str, bytes]:
+    """The note of the bundle's decision rendered in this process, as an unsigned build renders it."""
+    decision_bytes = (bundle / "data" / "decision.json").read_bytes()
+    return render_note(json.loads(decision_bytes), campaign_evidence(EXAMPLE, decision_bytes), signature=UNSIGNED)
+
+
+def _on_path(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
+
+
+def test_the_worker_renders_what_this_process_renders(tmp_path: Path) -> None:
+    from generator.cli.main import main
+
+    assert main(["check", str(EXAMPLE), "--out", str(tmp_path / "decision.json")]) == 0
+    decision_bytes = (tmp_path / "decision.json").read_bytes()
+    decision, evidence = json.loads(decision_bytes), campaign_evidence(EXAMPLE, decision_bytes)
+    with NoteWorker() as worker:
+        worker.ask(decision, evidence, UNSIGNED, "de")
+        files = worker.files()
+    assert files == render_note(decision, evidence, signature=UNSIGNED, language="de")
+
+
+@pytest.mark.parametrize("module", [None, *sorted(WORKERS), "weasyprint"])
+def test_the_bundle_holds_the_note_the_build_renders_itself_whatever_the_worker_does(
+        module: str | None, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if module == "weasyprint":
+        (tmp_path / "weasyprint").mkdir()
+        (tmp_path / "weasyprint" / "__init__.py").write_text(BROKEN_WEASYPRINT)
+        _on_path(monkeypatch, tmp_path)
+    elif module is not None:
+        (tmp_path / f"{module}.py").write_text("import base64, json, sys\n" + WORKERS[module])
+        _on_path(monkeypatch, tmp_path)
+        monkeypatch.setattr(noteworker, "MODULE", module)
+    out = tmp_path / "bundle"
+    r = run_cli("build", str(EXAMPLE), "-o", str(out), "--unsigned", "--quiet")
+    assert r.code == 0, r.err
+    here = _here(out)
+    assert (out / "data" / HTML_NAME).read_bytes() == here[HTML_NAME]
+    assert (out / "data" / PDF_NAME).read_bytes() == here[PDF_NAME]
+    assert run_cli("verify", str(out), "--allow-unsigned").code == 0
+
+
+def test_strict_reports_its_findings_even_when_the_worker_cannot_import_weasyprint(
+        run_cli, campaign: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker imports WeasyPrint while the check runs; its failure is left to the rendering, which a
+    --strict build with findings never reaches."""
+    (tmp_path / "weasyprint").mkdir()
+    (tmp_path / "weasyprint" / "__init__.py").write_text(BROKEN_WEASYPRINT)
+    _on_path(monkeypatch, tmp_path)
+    set_cell(campaign, 1, "quality_threshold", "0.5")
+    r = run_cli("build", str(campaign), "-o", str(tmp_path / "b"), "--unsigned", "--strict")
+    assert r.code == 1 and "not built: 1 error findings and --strict was given" in r.out, r.err
+
+
+PDF = base64.b64encode(b"%PDF-1.7 body").decode()
+HTML = base64.b64encode(b"<p>note</p>").decode()
+
+
+@pytest.mark.parametrize("answer", [
+    None, [], "x", {"html": HTML}, {"pdf": PDF}, {"html": HTML, "pdf": PDF, "error": "x"},
+    {"html": HTML, "pdf": base64.b64encode(b"not a PDF").decode()}, {"html": "", "pdf": PDF},
+    {"html": HTML, "pdf": PDF + "!"}, {"html": 1, "pdf": PDF}, {"html": HTML, "pdf": None},
+])
+def test_anything_but_an_html_and_a_pdf_is_no_answer(answer: object) -> None:
+    assert rendered_files(answer) is None
+
+
+def test_an_html_and_a_pdf_are_the_answer() -> None:
+    assert rendered_files({"html": HTML, "pdf": PDF}) == {HTML_NAME: b"<p>note</p>", PDF_NAME: b"%PDF-1.7 body"}
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie that its new parent has not reaped yet
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_the_worker_and_its_chart_worker_run_below_this_process_and_stop_with_it() -> None:
+    before = set(_children(os.getpid()))
+    worker = NoteWorker()
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the chart worker is started once the note worker runs
+            new = set(_children(os.getpid())) - before
+            grandchildren = [g for child in new for g in _children(child)]
+            if len(new) == 1 and grandchildren or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        assert len(new) == 1 and len(grandchildren) == 1
+        (child,), (grandchild,) = new, grandchildren
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        deadline = time.monotonic() + 10
+        while os.getpriority(os.PRIO_PROCESS, child) == mine and time.monotonic() < deadline:
+            time.sleep(0.02)  # the worker lowers its priority first thing
+        expected = min(mine + noteworker.NICE, 19)
+        assert os.getpriority(os.PRIO_PROCESS, child) == expected
+        assert os.getpriority(os.PRIO_PROCESS, grandchild) == expected
+        assert os.getpgid(grandchild) == child  # the worker's group, which close() stops whole
+    finally:
+        worker.close()
+    # at once: the chart worker, still importing matplotlib, is stopped with the group, not left to finish
+    deadline = time.monotonic() + 0.5
+    while not (_gone(child) and _gone(grandchild)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _gone(child) and _gone(grandchild)

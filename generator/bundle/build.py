@@ -297,7 +297,7 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, notes: NoteWorker, step:
 
 
 def _load_signer() -> None:
-    """pyHanko imported while the note's worker renders (half a second, on the processor the rendering leaves);
+    """pyHanko imported while the note's worker renders (some 0.3 s, on the processor the rendering leaves);
     a pyHanko that cannot be imported is left for the signing to report."""
     try:
         load_signer()

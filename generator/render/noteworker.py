@@ -30,7 +30,7 @@ PDF_MAGIC = b"%PDF-"
 
 
 class NoteWorker:
-    """The parent's side: the worker started at once, asked once with `render`."""
+    """The parent's side: the worker started at once, asked once (`ask`), answered once (`files`)."""
 
     def __init__(self) -> None:
         self._worker = JsonWorker(MODULE)

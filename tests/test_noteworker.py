@@ -8,6 +8,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, set_cell
@@ -144,3 +145,47 @@ def test_the_worker_and_its_chart_worker_run_below_this_process_and_stop_with_it
     while not (_gone(child) and _gone(grandchild)) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _gone(child) and _gone(grandchild)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_build_refused_for_its_key_stops_the_workers_it_started_first(tmp_path: Path, run_cli: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gpu-audit build` starts the note worker and the copier before it loads the key (their imports overlap
+    that set-up): a key that cannot be read is exit 2 with one line, and neither worker, nor the chart worker
+    the note worker started, outlives the command."""
+    from generator.core import worker
+
+    started: list[int] = []
+    popen = worker.subprocess.Popen
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        proc = popen(*args, **kwargs)
+        started.append(proc.pid)
+        return proc
+
+    monkeypatch.setattr(worker.subprocess, "Popen", recording)
+    result = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "bundle"), "--key", str(tmp_path / "none.pem"),
+                     "--cert", str(tmp_path / "none-cert.pem"))
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and "none.pem" in result.err
+    assert len(started) == 2 and not (tmp_path / "bundle").exists()
+    deadline = time.monotonic() + 0.5
+    while not all(_gone(pid) and _group_gone(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert all(_gone(pid) and _group_gone(pid) for pid in started)
+
+
+def _group_gone(pgid: int) -> bool:
+    """Whether no process is left in the group (the note worker's holds its chart worker)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return all(_gone(int(p.name)) for p in Path("/proc").iterdir()
+               if p.name.isdigit() and _pgid(p) == pgid)
+
+
+def _pgid(proc: Path) -> int | None:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return None

@@ -7,6 +7,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +49,8 @@ if TYPE_CHECKING:  # the check and the note are imported once the workers run (_
     from generator.audit.validate import CampaignInputs
     from generator.render.note import Evidence
 
-__all__ = ["MANIFEST", "MANIFEST_SIG", "SELF_CHECKSUM", "BuildResult", "InputChangedError", "build_bundle"]
+__all__ = ["MANIFEST", "MANIFEST_SIG", "SELF_CHECKSUM", "BuildResult", "BuildWorkers", "InputChangedError",
+           "build_bundle"]
 # progress(stage, done, total): stage names the work; done/total count files where that is known
 Progress = Callable[[str, int, int], None]
 
@@ -296,6 +298,26 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, notes: NoteWorker, step:
                        built=True)
 
 
+class BuildWorkers:
+    """A build's helper processes, the note's renderer and the inputs' copier, for one build. The CLI starts
+    them before it loads the key and pyarrow, so that their own imports (WeasyPrint, matplotlib) use the
+    processor that this set-up leaves idle; stopping them stops every process they started."""
+
+    def __init__(self) -> None:
+        self.notes = NoteWorker()
+        self.copier = Copier()
+
+    def close(self) -> None:
+        self.copier.close()  # first: it may still be writing into the temporary folder
+        self.notes.close()
+
+    def __enter__(self) -> BuildWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _load_signer() -> None:
     """pyHanko imported while the note's worker renders (some 0.3 s, on the processor the rendering leaves);
     a pyHanko that cannot be imported is left for the signing to report."""
@@ -312,20 +334,24 @@ def _silent(stage: str, done: int, total: int) -> None:
 def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, make_zip: bool = False,
                  strict: bool = False, organization: str | None = None,
                  progress: Progress | None = None, limits: Limits | None = None,
-                 tsa_url: str | None = None, language: str | None = None) -> BuildResult:
+                 tsa_url: str | None = None, language: str | None = None,
+                 workers: BuildWorkers | None = None) -> BuildResult:
     """Validate, recompute, render, sign and write the bundle; nothing appears under `out` unless complete.
 
     `limits` (file size, JSON depth) apply to every input read; without them the active limits do.
     `tsa_url`: an RFC 3161 authority that timestamps the PDF signature (PAdES B-T).
     `language`: the note's language (en, de, fr, zh), else the protocol's.
+    `workers`: the helper processes, started earlier by the caller (and stopped by it); else started here.
     """
     if limits is not None:
         with applied(limits):
             return build_bundle(campaign_dir, out, identity, make_zip=make_zip, strict=strict,
-                                organization=organization, progress=progress, tsa_url=tsa_url, language=language)
+                                organization=organization, progress=progress, tsa_url=tsa_url, language=language,
+                                workers=workers)
     order = _preflight(campaign_dir, out, identity, organization, make_zip, strict, tsa_url,  # before any work
                        language)
-    with claim(out), NoteWorker() as notes, Copier() as copier:
+    with claim(out), nullcontext(workers) if workers is not None else BuildWorkers() as started:
+        copier, notes = started.copier, started.notes
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
         try:
             return _build_in(tmp, order, copier, notes, progress or _silent)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.cli.options import (
+    BUILD_KEEP_FREED_MS,
     BUNDLE_LIMITS,
     CAMPAIGN_LIMITS,
     add_language_option,
@@ -115,18 +116,20 @@ def _leftovers(parent: Path, *, clean: bool) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
+    from generator.bundle.build import BuildWorkers, build_bundle
+
+    with BuildWorkers() as workers:  # first: their imports overlap the set-up below
+        reading_campaigns(BUILD_KEEP_FREED_MS)
+        identity = _identity(args)
+        _leftovers(Path(args.out).parent, clean=args.clean_leftovers)
+        show = (not args.quiet) and sys.stderr.isatty()
+        progress = _progress_bar() if show else None
+        result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
+                              strict=args.strict, organization=args.organization, progress=progress,
+                              limits=limits_of(args), tsa_url=args.tsa, language=args.lang, workers=workers)
     from generator.audit.report import format_decision, format_findings
-    from generator.bundle.build import build_bundle
     from generator.core.termtext import escape_terminal
 
-    reading_campaigns()
-    identity = _identity(args)
-    _leftovers(Path(args.out).parent, clean=args.clean_leftovers)
-    show = (not args.quiet) and sys.stderr.isatty()
-    progress = _progress_bar() if show else None
-    result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
-                          strict=args.strict, organization=args.organization, progress=progress,
-                          limits=limits_of(args), tsa_url=args.tsa, language=args.lang)
     if show:
         sys.stderr.write("\n")
     errors = result.check.errors

@@ -108,12 +108,17 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _gone(pid: int) -> bool:
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state, parent, group, ...); None once it is gone."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie that its new parent has not reaped yet
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def _gone(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is None or stat[0] == "Z"  # a zombie that its new parent has not reaped yet
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
@@ -180,12 +185,6 @@ def _group_gone(pgid: int) -> bool:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return True
-    return all(_gone(int(p.name)) for p in Path("/proc").iterdir()
-               if p.name.isdigit() and _pgid(p) == pgid)
-
-
-def _pgid(proc: Path) -> int | None:
-    try:
-        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2])
-    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-        return None
+    in_group = [pid for pid in (int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit())
+                if (stat := _stat(pid)) is not None and stat[2] == str(pgid)]
+    return all(_gone(pid) for pid in in_group)

@@ -320,8 +320,9 @@ def _median_run(cmd: list[str], rounds: int, cwd: Path | None = None, accept: tu
     return statistics.median(seconds), max(peaks)
 
 
-def _remove_bundles(work: Path, rnd: int) -> None:
-    """Remove the bundles of the rounds before: each build writes a new one, and none is timed beside another."""
+def _remove_bundles(work: Path, _round: int = 0) -> None:
+    """Remove the bundles of the rounds before (`_round`: the round about to run, as `before` is given it): each
+    build writes a new one, and none is timed beside another."""
     for bundle in work.glob("bundle-[0-9]*"):
         shutil.rmtree(bundle, ignore_errors=True)
 
@@ -342,12 +343,11 @@ def run_sizes(sizes: list[int], rounds: int, distinct: bool) -> int:
             floor, _ = _median_run([py, "-c", FLOOR, str(campaign)], rounds)
             check, check_rss = _median_run([py, "-m", "generator", "check", str(campaign)], rounds, accept=(0, 1))
 
-            fresh = functools.partial(_remove_bundles, work)
             build, build_rss = _median_run([py, "-m", "generator", "build", str(campaign), "-o",
                                             str(work / "bundle-{i}"), "--key", str(keys / "signer-key.pem"),
                                             "--cert", str(keys / "signer.pem"), "--quiet"], rounds, accept=(0, 1),
-                                           before=fresh)
-            _remove_bundles(work, rounds)
+                                           before=functools.partial(_remove_bundles, work))
+            _remove_bundles(work)
             bundle = work / "bundle-verify"
             subprocess.run([py, "-m", "generator", "build", str(campaign), "-o", str(bundle), "--key",
                             str(keys / "signer-key.pem"), "--cert", str(keys / "signer.pem"), "--quiet"],

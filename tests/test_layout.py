@@ -61,3 +61,51 @@ def test_no_private_hook_into_a_dependency() -> None:
     hits = [f"{m.relative_to(REPO)}:{n}" for m in MODULES
             for n, line in enumerate(m.read_text(encoding="utf-8").splitlines(), 1) if private.search(line)]
     assert hits == []
+
+
+WALL_CLOCKS = {"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"}
+TESTS = REPO / "tests"
+
+
+def _wall_clock_differences(source: str) -> list[int]:
+    """Lines that subtract a wall-clock reading (`time.monotonic() - start`, `end - time.perf_counter()`, or a
+    name bound to one): the start of a duration that a busy machine stretches. A deadline (`now + 60`) that
+    only guards against a hang is no duration."""
+    tree = ast.parse(source)
+
+    def reads_clock(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))
+                and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in WALL_CLOCKS
+                and (not isinstance(node.func, ast.Attribute) or isinstance(node.func.value, ast.Name)
+                     and node.func.value.id == "time"))
+
+    readings = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and reads_clock(node.value)
+                for target in node.targets if isinstance(target, ast.Name)}
+
+    def is_reading(node: ast.AST) -> bool:
+        return reads_clock(node) or isinstance(node, ast.Name) and node.id in readings
+
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)
+            and (is_reading(node.left) or is_reading(node.right))]
+
+
+# Tests prove behaviour, not speed: a bound on time is a bound on work (processor time, a count), and speed is
+# measured in tests/benchmarks/. fuzz_long.py is a command that runs for the minutes it is given, not a test.
+TEST_SOURCES = sorted(p for p in TESTS.rglob("*.py") if "benchmarks" not in p.parts and p.name != "fuzz_long.py"
+                      and "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("source", TEST_SOURCES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_no_test_measures_the_wall_clock(source: Path) -> None:
+    assert _wall_clock_differences(source.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("planted", [
+    "start = time.monotonic()\nrun()\nassert time.monotonic() - start < 2\n",
+    "t0 = time.perf_counter()\nrun()\nelapsed = time.perf_counter() - t0\nassert elapsed < 30\n",
+    "from time import perf_counter\nstart = perf_counter()\nrun()\nassert perf_counter() - start < 5\n",
+])
+def test_the_wall_clock_guard_finds_a_planted_duration(planted: str) -> None:
+    assert _wall_clock_differences(planted) != []
+    assert _wall_clock_differences("deadline = time.monotonic() + 60\nwhile time.monotonic() < deadline: pass\n"
+                                   "start = time.process_time()\nassert time.process_time() - start < 15\n") == []

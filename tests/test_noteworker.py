@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -143,10 +144,11 @@ def test_the_worker_and_its_chart_worker_run_below_this_process_and_stop_with_it
         assert os.getpriority(os.PRIO_PROCESS, child) == expected
         assert os.getpriority(os.PRIO_PROCESS, grandchild) == expected
         assert os.getpgid(grandchild) == child  # the worker's group, which close() stops whole
+        # frozen, the chart worker cannot finish its imports and end by itself: only a kill of the group ends it
+        os.kill(grandchild, signal.SIGSTOP)
     finally:
         worker.close()
-    # at once: the chart worker, still importing matplotlib, is stopped with the group, not left to finish
-    deadline = time.monotonic() + 0.5
+    deadline = time.monotonic() + 60  # a hang guard: a kill is taken at once, whatever the load
     while not (_gone(child) and _gone(grandchild)) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _gone(child) and _gone(grandchild)
@@ -166,6 +168,7 @@ def test_a_build_refused_for_its_key_stops_the_workers_it_started_first(tmp_path
     def recording(*args: Any, **kwargs: Any) -> Any:
         proc = popen(*args, **kwargs)
         started.append(proc.pid)
+        os.kill(proc.pid, signal.SIGSTOP)  # frozen, a worker cannot end by itself: only a kill of its group ends it
         return proc
 
     monkeypatch.setattr(worker.subprocess, "Popen", recording)
@@ -173,7 +176,7 @@ def test_a_build_refused_for_its_key_stops_the_workers_it_started_first(tmp_path
                      "--cert", str(tmp_path / "none-cert.pem"))
     assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and "none.pem" in result.err
     assert len(started) == 2 and not (tmp_path / "bundle").exists()
-    deadline = time.monotonic() + 0.5
+    deadline = time.monotonic() + 60  # a hang guard: a kill is taken at once, whatever the load
     while not all(_gone(pid) and _group_gone(pid) for pid in started) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert all(_gone(pid) and _group_gone(pid) for pid in started)

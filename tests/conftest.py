@@ -1,8 +1,10 @@
-"""Shared fixtures: a private copy of the synthetic example campaign, and CLI helpers."""
+"""Shared fixtures: a private copy of the synthetic example campaign, the example's keys, signed bundle and
+decision made once for the whole run, and CLI helpers."""
 
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import os
 import shutil
@@ -76,3 +78,53 @@ def set_cell(folder: Path, data_row: int, column: str, value: str) -> None:
     rows = read_grid(folder)
     rows[data_row][rows[0].index(column)] = value
     write_grid(folder, rows)
+
+
+def _made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]) -> Path:
+    """A folder that `make` fills once for the whole run, whichever test process asks first (pytest-xdist's
+    workers share the parent of their temporary folders): one build of the example serves every test file.
+    Tests read it; a test that changes a bundle changes its own copy."""
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    target = root / f"once-{name}"
+    with (root / f"once-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not target.exists():
+            work = root / f"once-{name}.tmp"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            make(work)
+            work.rename(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def example_keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """`gpu-audit keygen DIR --name "Example Org"`: the signer's key and certificate."""
+    from generator.bundle import signing
+
+    folder = _made_once(tmp_path_factory, "example-keys", lambda work: signing.keygen(work, "Example Org"))
+    return folder / signing.KEY_NAME, folder / signing.CERT_NAME
+
+
+@pytest.fixture(scope="session")
+def example_bundle(tmp_path_factory: pytest.TempPathFactory, example_keys: tuple[Path, Path]) -> Path:
+    """`gpu-audit build inputs/example -o BUNDLE --key ... --cert ...`: the genuine signed bundle (read only)."""
+    key, cert = example_keys
+
+    def build(work: Path) -> None:
+        code = main(["build", str(EXAMPLE), "-o", str(work / "bundle"), "--key", str(key), "--cert", str(cert),
+                     "--quiet"])
+        assert code == 0
+
+    return _made_once(tmp_path_factory, "example-bundle", build) / "bundle"
+
+
+@pytest.fixture(scope="session")
+def example_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`gpu-audit check inputs/example --out decision.json` (read only)."""
+    def check(work: Path) -> None:
+        assert main(["check", str(EXAMPLE), "--out", str(work / "decision.json")]) == 0
+
+    return _made_once(tmp_path_factory, "example-decision", check) / "decision.json"

@@ -32,8 +32,8 @@ CopyOf = Callable[[Path], Path]  # the `copy_of` fixture: a private copy of a bu
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return signing.keygen(tmp_path_factory.mktemp("genuine-keys"), "Example Org")
+def keys(example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
+    return example_keys
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +43,8 @@ def attacker(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def genuine(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("genuine") / "bundle"
-    assert main(["build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"]) == 0
-    return out
+def genuine(example_bundle: Path) -> Path:
+    return example_bundle
 
 
 @pytest.fixture(scope="module")

@@ -39,7 +39,6 @@ from pyhanko_certvalidator import ValidationContext
 from pyhanko_certvalidator.registry import SimpleCertificateStore
 
 from generator.bundle import signing
-from generator.bundle.build import build_bundle
 from generator.core.errors import UsageError
 from generator.render.note import PDF_NAME
 
@@ -52,8 +51,8 @@ NOW = dt.datetime.now(dt.UTC)
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return signing.keygen(tmp_path_factory.mktemp("keys"), "Example Org")
+def keys(example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
+    return example_keys
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +61,8 @@ def cert(keys: tuple[Path, Path]) -> x509.Certificate:
 
 
 @pytest.fixture(scope="module")
-def bundle(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("bundles") / "bundle"
-    build_bundle(EXAMPLE, out, signing.load_pem_identity(*keys))
-    return out
+def bundle(example_bundle: Path) -> Path:
+    return example_bundle
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,8 @@ from generator.bundle import signing
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    directory = tmp_path_factory.mktemp("keys")
-    return signing.keygen(directory, "Example Org")
+def keys(example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
+    return example_keys
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +33,8 @@ def other_keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def built(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.cli.main import main
-
-    out = tmp_path_factory.mktemp("bundles") / "bundle"
-    assert main(["build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet"]) == 0
-    return out
+def built(example_bundle: Path) -> Path:
+    return example_bundle
 
 
 @pytest.fixture

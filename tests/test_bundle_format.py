@@ -9,23 +9,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, REPO
+from conftest import REPO
 
 from generator.bundle import signing
-from generator.cli.main import main
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return signing.keygen(tmp_path_factory.mktemp("keys"), "Example Org")
+def keys(example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
+    return example_keys
 
 
 @pytest.fixture(scope="module")
-def genuine(keys: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    key, cert = keys
-    out = tmp_path_factory.mktemp("genuine") / "bundle"
-    assert main(["build", str(EXAMPLE), "-o", str(out), "--key", str(key), "--cert", str(cert), "--quiet"]) == 0
-    return out
+def genuine(example_bundle: Path) -> Path:
+    return example_bundle
 
 
 def test_the_manifest_matches_its_schema(genuine: Path) -> None:

@@ -37,12 +37,8 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.cli.main import main
-
-    out = tmp_path_factory.mktemp("decision") / "decision.json"
-    assert main(["check", str(EXAMPLE), "--out", str(out)]) in (0, 1)
-    return out
+def decision(example_decision: Path) -> Path:
+    return example_decision
 
 
 # --- a full disk -------------------------------------------------------------------------------------------------

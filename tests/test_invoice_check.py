@@ -10,7 +10,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE
 from invoices import Invoice, Line, cii_xml, example_lines, facturx_pdf, visible_pdf
 
 from generator.bundle.invoice_check import Committed, InvoiceFinding, committed_packages, reconcile
@@ -41,15 +40,9 @@ def _peak(*args: str) -> tuple[int, int, str]:
 
 
 @pytest.fixture(scope="module")
-def signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def signed(example_bundle: Path, example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
     """A signed bundle of inputs/example and its signer's certificate."""
-    root = tmp_path_factory.mktemp("invoice-bundle")
-    assert _cli("keygen", str(root / "keys"), "--name", "Example Org").returncode == 0
-    out = root / "bundle"
-    r = _cli("build", str(EXAMPLE), "-o", str(out), "--key", str(root / "keys" / "signer-key.pem"),
-             "--cert", str(root / "keys" / "signer.pem"), "--quiet")
-    assert r.returncode == 0, r.stderr
-    return out, root / "keys" / "signer.pem"
+    return example_bundle, example_keys[1]
 
 
 def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes, *extra: str,

@@ -110,12 +110,9 @@ def test_long_grid_notes_build_within_seconds_of_the_normal_case(tmp_path: Path)
 
 
 @pytest.fixture(scope="module")
-def example_decision(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from generator.cli.main import main
-
-    out = tmp_path_factory.mktemp("decision") / "decision.json"
-    assert main(["check", str(EXAMPLE), "--out", str(out)]) == 0
-    return json.loads(out.read_text(encoding="utf-8"))
+def example_decision(example_decision: Path) -> dict[str, Any]:
+    """conftest's decision.json of inputs/example, as data."""
+    return json.loads(example_decision.read_text(encoding="utf-8"))
 
 
 def _decision(tmp_path: Path, example: dict[str, Any], name: str, change: Any = None) -> Path:

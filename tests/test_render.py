@@ -30,15 +30,6 @@ from generator.render.view import chart_request
 
 
 @pytest.fixture(scope="module")
-def example_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.cli.main import main
-
-    out = tmp_path_factory.mktemp("decision") / "decision.json"
-    assert main(["check", str(EXAMPLE), "--out", str(out)]) == 0
-    return out
-
-
-@pytest.fixture(scope="module")
 def rendered(example_decision: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from generator.cli.main import main
 

@@ -128,6 +128,14 @@ class _LastExit:
         os._exit(self.status)
 
 
+def _status_of(exc: SystemExit) -> int:
+    """The status Python gives a SystemExit: 0 for none, its number, else 1 with its text on stderr."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
 def run_process(body: Callable[[], int]) -> NoReturn:
     """The whole life of a `gpu-audit` process: the command's status, or 130 for a Ctrl-C at any point of it.
 
@@ -145,6 +153,8 @@ def run_process(body: Callable[[], int]) -> NoReturn:
             code = body()
         except KeyboardInterrupt:
             pass
+        except SystemExit as exc:  # argparse's --help and --version end the command this way
+            code = _status_of(exc)
         while taken:
             try:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)

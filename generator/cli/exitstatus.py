@@ -105,9 +105,10 @@ def _forget_escaped_interrupt() -> None:
 
 
 class _LastExit:
-    """The process's last exit handler: registered before any other, it runs after all of them (atexit runs
-    its handlers last in, first out), flushes the standard streams and ends the process with the command's
-    status, without the interpreter's teardown and the C++ static destructors that follow it.
+    """The process's last exit handler: registered as the command starts, it runs after every handler the
+    command registers (atexit runs them last in, first out), flushes the standard streams and ends the
+    process with the command's status, without the interpreter's teardown and the C++ static destructors
+    that follow it.
 
     In that teardown pyarrow's thread pools are destroyed while their threads may still be running: now and
     then (1 check in 2,234 on two loaded cores) libstdc++ then aborts the process ("terminate called without

@@ -33,7 +33,6 @@ CASES = Path(__file__).resolve().parent / "cases"
 from fuzz.mutators import SECRET  # noqa: E402
 from generator.cli.main import main  # noqa: E402
 
-# Seconds one command may take on the hostile inputs (on a slow, shared CI machine).
 # Processor seconds a command may take (this process's threads, where `main` runs): work, not the wall clock,
 # which a busy machine stretches. The wall-clock alarm is only a hang guard, HANG_FACTOR times wider.
 TIME_BOUND = {"validate": 30.0, "check": 45.0, "verify": 30.0, "build": 180.0, "render": 90.0}
@@ -89,7 +88,7 @@ class Outcome:
     code: Any
     out: str
     err: str
-    seconds: float
+    seconds: float  # processor seconds of this process while `main` ran
     crash: str | None = None
     network: list[str] = field(default_factory=list)
 
@@ -220,7 +219,8 @@ def check_command(argv: Sequence[str | Path], watched: Sequence[Path], **kw: Any
 
 def describe(o: Outcome, what: Sequence[str], problems: Sequence[str]) -> str:
     return ("\n".join(problems) + f"\ncommand: gpu-audit {' '.join(o.argv)}\nmutations: {list(what)}\n"
-            f"exit: {o.code!r} in {o.seconds:.2f} s\nstdout: {o.out[-1500:]}\nstderr: {o.err[-1500:]}")
+            f"exit: {o.code!r} in {o.seconds:.2f} s of processor time\n"
+            f"stdout: {o.out[-1500:]}\nstderr: {o.err[-1500:]}")
 
 
 # ------------------------------------------------------------------------------------------- known bugs

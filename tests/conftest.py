@@ -3,6 +3,7 @@ decision made once for the whole run, and CLI helpers."""
 
 from __future__ import annotations
 
+import compileall
 import csv
 import fcntl
 import io
@@ -30,6 +31,15 @@ def needs_tools(*names: str) -> pytest.MarkDecorator:
     missing = [name for name in names if shutil.which(name) is None]
     skip = bool(missing) and os.environ.get("CI") != "true"
     return pytest.mark.skipif(skip, reason=f"{', '.join(missing)} not installed")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Byte-compile the package once, as `pip install` does for an installed one: where PYTHONDONTWRITEBYTECODE
+    is set (as on CI's machines) every `python -m generator` the tests start, and every worker a build starts,
+    would otherwise compile each module it imports from source again. The controller does it before any test
+    process starts."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        compileall.compile_dir(REPO / "generator", quiet=1)
 
 
 @dataclass

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import REPO
@@ -29,9 +30,10 @@ def verify(*argv: str) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def reseal(root: Path, key_cert: tuple[Path, Path] | None) -> None:
+def reseal(root: Path, key_cert: tuple[Path, Path] | None, edit: Callable[[str], str] = str) -> None:
     """What an attacker with gpu-audit's source does after changing files: every manifest, bag-info's
     Payload-Oxum, MANIFEST.json and its signature made again, with their own key (None: unsigned).
+    `edit` changes each payload manifest's text before it is written (and sealed).
 
     It follows the bundle's own format, so that the attacks also run against the code before issue 16.
     """
@@ -39,7 +41,8 @@ def reseal(root: Path, key_cert: tuple[Path, Path] | None) -> None:
     algorithms = tuple(a for a in ("sha256", "sha512") if (root / f"manifest-{a}.txt").exists())  # the bundle's own
     sums = {rel: digests(root / rel, algorithms) for rel in payload}
     for alg in algorithms:
-        (root / f"manifest-{alg}.txt").write_text(manifest_text({r: s[alg] for r, s in sums.items()}), encoding="utf-8")
+        text = edit(manifest_text({r: s[alg] for r, s in sums.items()}))
+        (root / f"manifest-{alg}.txt").write_text(text, encoding="utf-8")
     oxum = f"{sum((root / r).stat().st_size for r in payload)}.{len(payload)}"
     info = re.sub(r"Payload-Oxum: .*", f"Payload-Oxum: {oxum}", (root / "bag-info.txt").read_text())
     (root / "bag-info.txt").write_text(info, encoding="utf-8")

@@ -48,6 +48,9 @@ class Invoice:
     type_code: str = "380"  # a commercial invoice; 381 a credit note
     issued: date = date(2026, 10, 10)
     extra_totals: dict[str, Decimal] = field(default_factory=dict)
+    prepaid: Decimal | None = None  # TotalPrepaidAmount, written only when given
+    rounding: Decimal | None = None  # RoundingAmount, written only when given
+    tax_overrides: dict[str, Decimal] = field(default_factory=dict)  # "rate", "amount" of the category
 
 
 def example_lines() -> list[Line]:
@@ -93,18 +96,23 @@ def cii_xml(invoice: Invoice) -> bytes:
         net += _total(line)
     vat = (net * invoice.vat_percent / 100).quantize(Decimal("0.01"))
     tax = ApplicableTradeTax()
-    tax.calculated_amount = vat
+    tax.calculated_amount = invoice.tax_overrides.get("amount", vat)
     tax.basis_amount = net
     tax.type_code = "VAT"
     tax.category_code = "S"
-    tax.rate_applicable_percent = invoice.vat_percent
+    tax.rate_applicable_percent = invoice.tax_overrides.get("rate", invoice.vat_percent)
     doc.trade.settlement.trade_tax.add(tax)
     totals = doc.trade.settlement.monetary_summation
     totals.line_total = net
     totals.tax_basis_total = invoice.extra_totals.get("tax_basis_total", net)
-    totals.tax_total = (vat, invoice.currency)
+    totals.tax_total = (invoice.extra_totals.get("tax_total", vat), invoice.currency)
     totals.grand_total = invoice.extra_totals.get("grand_total", net + vat)
-    totals.due_amount = invoice.extra_totals.get("due_amount", net + vat)
+    if invoice.rounding is not None:
+        totals.rounding_amount = invoice.rounding
+    if invoice.prepaid is not None:
+        totals.prepaid_total = invoice.prepaid
+    due = net + vat - (invoice.prepaid or 0) + (invoice.rounding or 0)  # EN 16931 BR-CO-16
+    totals.due_amount = invoice.extra_totals.get("due_amount", due)
     xml: bytes = doc.serialize(schema="FACTUR-X_EN16931")
     facturx.xml_check_xsd(xml, flavor="factur-x", level="en16931")
     return xml

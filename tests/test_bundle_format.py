@@ -67,17 +67,17 @@ def test_verify_imports_neither_the_renderer_nor_the_audit_side() -> None:
     assert _heavy(names) == []
 
 
-def test_the_verify_command_stays_light(genuine: Path) -> None:
+def test_the_verify_command_stays_light(genuine: Path, example_keys: tuple[Path, Path]) -> None:
     """The whole command path (`python -m generator verify`, its CLI handler, a full verification) loads none."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "generator", "verify", str(genuine),
-                           "--trust", str(genuine / "signer.pem")], capture_output=True, text=True, cwd=REPO)
+                           "--trust", str(example_keys[1])], capture_output=True, text=True, cwd=REPO)
     names = _imported(proc.stderr)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     assert {"generator.cli.main", "generator.bundle.verify"} <= names
     assert _heavy(names) == []
 
 
-def test_bag_info_names_the_weasyprint_that_rendered_the_note(genuine: Path) -> None:
+def test_bag_info_names_the_weasyprint_that_rendered_the_note(genuine: Path, example_keys: tuple[Path, Path]) -> None:
     from importlib.metadata import version
 
     from generator.bundle.verify import load_trust, verify_bundle
@@ -85,7 +85,7 @@ def test_bag_info_names_the_weasyprint_that_rendered_the_note(genuine: Path) -> 
     field = ["Note-Renderer", f"WeasyPrint {version('weasyprint')}"]
     assert f"{field[0]}: {field[1]}\n" in (genuine / "bag-info.txt").read_text(encoding="utf-8")
     assert field in json.loads((genuine / "MANIFEST.json").read_text())["bag_info"]  # signed with the rest
-    report = verify_bundle(genuine, trust=load_trust(genuine / "signer.pem"))
+    report = verify_bundle(genuine, trust=load_trust(example_keys[1]))
     assert report.ok and report.state == "trusted", [str(p) for p in report.problems]
 
 

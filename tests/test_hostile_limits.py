@@ -22,7 +22,7 @@ from generator.core.limits import DEFAULT, GiB, Limits, applied, current
 
 def test_defaults_are_the_documented_ones() -> None:
     assert DEFAULT == Limits(max_file_bytes=2 * GiB, max_json_depth=64, max_findings=200,
-                             max_bundle_bytes=8 * GiB, max_zip_entries=200_000, max_zip_ratio=200)
+                             max_bundle_bytes=8 * GiB, max_zip_entries=10_000, max_zip_ratio=200)
     readme = (harness.REPO / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Limits and hostile input"):]
     for name in ("--max-file-bytes", "--max-json-depth", "--max-findings", "--max-bundle-bytes",
@@ -196,7 +196,7 @@ def _zip_of(bundle: Path, z: Path) -> None:
 
 @pytest.mark.parametrize("option, value, text", [
     ("--max-zip-entries", "10", "entries exceeds the limit of 10 (--max-zip-entries"),
-    ("--max-bundle-bytes", "100K", "bytes uncompressed exceeds the limit of 102400 (--max-bundle-bytes"),
+    ("--max-bundle-bytes", "100K", "bytes, exceeds the limit of 102400 (--max-bundle-bytes"),
 ])
 def test_zip_limits_name_their_option(run_cli, tmp_path: Path, option: str, value: str, text: str) -> None:
     z = tmp_path / "bundle.zip"

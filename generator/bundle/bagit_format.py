@@ -37,10 +37,12 @@ def manifest_text(entries: dict[str, str]) -> str:
     return "".join(f"{digest}  {encode_path(path)}\n" for path, digest in sorted(entries.items()))
 
 
-def parse_manifest(text: str) -> tuple[dict[str, str], list[str]]:
-    """Entries {path: digest} of a manifest, and the lines that could not be read."""
+def parse_manifest(text: str) -> tuple[dict[str, str], list[str], list[str]]:
+    """Entries {path: digest} of a manifest, the lines that could not be read, and the paths listed more than
+    once (bagit.py refuses such a bag; a reader taking the first line and one taking the last would disagree)."""
     entries: dict[str, str] = {}
     bad: list[str] = []
+    repeated: list[str] = []
     for line in text.splitlines():
         if not line.strip():
             continue
@@ -48,8 +50,11 @@ def parse_manifest(text: str) -> tuple[dict[str, str], list[str]]:
         if len(parts) != 2:
             bad.append(line)
             continue
-        entries[decode_path(parts[1].strip())] = parts[0].lower()
-    return entries, bad
+        path = decode_path(parts[1].strip())
+        if path in entries:
+            repeated.append(path)
+        entries.setdefault(path, parts[0].lower())
+    return entries, bad, repeated
 
 
 # A character that would end a bag-info line early or hide what follows it: the C0 and C1 controls (CR and LF

@@ -12,6 +12,9 @@ The signing order, which leaves no byte unsigned except the signature and the ce
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 MANIFEST = "MANIFEST.json"
 MANIFEST_SIG = "MANIFEST.json.sig"
 CERT_NAME = "signer.pem"  # generator.bundle.signing.CERT_NAME, repeated so that this module imports nothing
@@ -51,3 +54,38 @@ SELF_CHECKSUM = ("This manifest carries no checksum of itself, to avoid a self-r
                  "MANIFEST.json.sig signs it, and it lists every other file of the bundle (payload and tag files, "
                  "tagmanifest-sha256.txt included) except MANIFEST.json.sig and signer.pem, which verify that "
                  "signature.")
+
+
+MAX_DEPTH = 32  # folders in a path, in a bundle folder or zip: gpu-audit writes at most five
+
+
+def walk_bundle(root: Path) -> tuple[set[str], set[str], list[str], list[str]]:
+    """Plain files and folders under root (relative, '/'), anything that is neither, and folders too deep.
+
+    Symbolic links are listed as odd and never followed, so every file the verification reads or hashes lies
+    inside the bundle. The walk keeps its own stack (a folder thousands of levels deep is a finding, not a
+    RecursionError) and does not enter a folder MAX_DEPTH levels down.
+    """
+    files: set[str] = set()
+    folders: set[str] = set()
+    odd: list[str] = []
+    deep: list[str] = []
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        with os.scandir(folder) as found:
+            for entry in found:
+                rel = Path(entry.path).relative_to(root).as_posix()
+                if entry.is_symlink():
+                    odd.append(rel)
+                elif entry.is_file(follow_symlinks=False):
+                    files.add(rel)
+                elif not entry.is_dir(follow_symlinks=False):
+                    odd.append(rel)
+                elif depth + 1 >= MAX_DEPTH:
+                    folders.add(rel)
+                    deep.append(rel)
+                else:
+                    folders.add(rel)
+                    stack.append((Path(entry.path), depth + 1))
+    return files, folders, sorted(odd), sorted(deep)

@@ -52,7 +52,8 @@ def _quiet_facturx() -> Iterator[None]:
 
 
 def _read_regular(path: Path, what: str, max_bytes: int, limits: Limits) -> bytes:
-    """The bytes of `path`, a regular file of at most `max_bytes` (max_file_bytes or max_bundle_bytes)."""
+    """The bytes of `path`, a regular file of at most `max_bytes`, within --max-pdf-bytes: the invoice copy, a PDF
+    held in memory, carries it."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -61,7 +62,7 @@ def _read_regular(path: Path, what: str, max_bytes: int, limits: Limits) -> byte
         raise UnreadableInputError(f"{path}: the {what} cannot be read ({exc.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
         raise UsageError(f"{path}: the {what} is not a regular file; give the file itself")
-    name = "max_file_bytes" if max_bytes == limits.max_file_bytes else "max_bundle_bytes"
+    name = "max_pdf_bytes"
     if info.st_size > max_bytes:
         raise UsageError(f"{path}: " + limit_message(name, limits, f"its size, {info.st_size} bytes,"))
     try:
@@ -138,19 +139,21 @@ def _zip_folder(root: Path, limits: Limits) -> bytes:
 
     A link, pipe or device inside the folder means that the bundle does not verify (`verify` names those too).
     """
-    entries: list[tuple[str, Path]] = []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if p.is_symlink() or not (p.is_file() or p.is_dir()):
-            raise InvoiceBundleNotVerifiedError(f"{root}: the bundle does not verify: {rel} is not a plain file "
-                                                "(a link, pipe or device); nothing was written")
-        if p.is_file():
-            entries.append((rel, p))
+    from generator.bundle.bundlelayout import MAX_DEPTH, walk_bundle
+
+    files, _, odd, deep = walk_bundle(root)
+    if odd:
+        raise InvoiceBundleNotVerifiedError(f"{root}: the bundle does not verify: {odd[0]} is not a plain file "
+                                            "(a link, pipe or device); nothing was written")
+    if deep:
+        raise InvoiceBundleNotVerifiedError(f"{root}: the bundle does not verify: {deep[0][:80]}... is more than "
+                                            f"{MAX_DEPTH} folders deep; nothing was written")
+    entries = [(rel, root / rel) for rel in sorted(files)]
     buffer = io.BytesIO()
     total = 0
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for rel, p in entries:
-            data = _read_regular(p, "bundle file", limits.max_bundle_bytes - total, limits)
+            data = _read_regular(p, "bundle file", limits.max_pdf_bytes - total, limits)
             total += len(data)
             info = zipfile.ZipInfo(rel, date_time=_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -166,7 +169,7 @@ def _bundle_zip(bundle: Path, limits: Limits) -> bytes:
         raise UsageError(f"{bundle} does not exist; give a bundle folder or a .zip made by `gpu-audit build`")
     if bundle.is_dir():
         return _zip_folder(bundle, limits)
-    data = _read_regular(bundle, "bundle", limits.max_bundle_bytes, limits)
+    data = _read_regular(bundle, "bundle", limits.max_pdf_bytes, limits)  # it goes into a PDF, held in memory
     if data[:5] == b"%PDF-":
         raise UsageError(f"{bundle}: a decision note on its own; attach needs the whole bundle (the folder or .zip "
                          "made by `gpu-audit build`), which carries the evidence the note was computed from")
@@ -194,16 +197,6 @@ def _verified(bundle: Path, zipped: bytes, trust: Trust | x509.Certificate | Non
                  "--trust-fingerprint SHA256:HEX")
     raise InvoiceBundleNotVerifiedError(f"{bundle}: the bundle does not verify ({shown}); run `gpu-audit verify` "
                                         "on it for the details; nothing was written")
-
-
-def _note(zipped: bytes, limits: Limits) -> bytes:
-    """The signed decision note inside the verified zip (at the top, or under its single top folder)."""
-    with zipfile.ZipFile(io.BytesIO(zipped)) as zf:
-        names = [n for n in zf.namelist() if n == PDF_PATH or re.fullmatch(rf"[^/]+/{re.escape(PDF_PATH)}", n)]
-        if len(names) != 1:  # verify found the note, so this is a layout it accepts and this module does not
-            raise InvoiceBundleNotVerifiedError(f"the bundle's {PDF_PATH} cannot be found in its zip")
-        with zf.open(names[0]) as fh:
-            return fh.read(limits.max_pdf_bytes + 1)
 
 
 def _zip_name(report: Report) -> str:
@@ -252,7 +245,7 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
     if out.exists() or out.is_symlink():
         raise OutputExistsError(f"{out} already exists; an invoice copy is never overwritten: give a new path")
     lim = resolve(limits)
-    data = _read_regular(invoice, "invoice", lim.max_file_bytes, lim)
+    data = _read_regular(invoice, "invoice", lim.max_pdf_bytes, lim)
     _invoice_xml(invoice, data)
     try:
         pdf = pikepdf.open(io.BytesIO(data))
@@ -266,7 +259,10 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
             raise InvoiceRefusedError(_SIGNED.format(path=invoice, what=what))
         zipped = _bundle_zip(bundle, lim)
         report = _verified(bundle, zipped, trust, allow_unsigned, lim)
-        note = _note(zipped, lim)
+        note = report.note  # the note's bytes as verification read them, never read again from the zip
+        if note is None:
+            raise InvoiceBundleNotVerifiedError(f"{bundle}: the verified bundle holds no {PDF_PATH}; nothing was "
+                                                "written")
         bid = report.bundle_id or "(no ID)"
         _embed(invoice, pdf, [
             (_zip_name(report), zipped, "application/zip",

@@ -2,18 +2,19 @@
 
 The bundle is verified first with the rules of `verify`; its decision.json then gives the packages the
 campaign committed, each counted once. Tax is shown apart and never compared: the committed budget is net.
+The invoice's own sums (tax, gross, amount due) are added up by invoice_money.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
-from generator.bundle.invoice_read import MAX_DIGITS, Invoice, InvoiceLine, read_invoice
+from generator.bundle.invoice_money import MAX_DIGITS, InvoiceFinding, due_findings, tax_findings
+from generator.bundle.invoice_read import Invoice, InvoiceLine, read_invoice
 from generator.bundle.verdict import Report, Trust
 from generator.core.errors import UnreadableInputError
 from generator.core.money import usd_amount
@@ -39,19 +40,6 @@ class Committed:
     experiments: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class InvoiceFinding:
-    """A difference between the invoice and the decision: code, the invoice line (None for the invoice as a
-    whole, or a package nobody billed), the field, what was billed and what the decision committed."""
-
-    code: str
-    line: int | None
-    field: str
-    billed: str | None
-    committed: str | None
-    message: str
-
-
 @dataclass
 class InvoiceCheck:
     """The outcome: the bundle's verification, the invoice read, the findings, and the totals (tax apart)."""
@@ -72,7 +60,10 @@ class InvoiceCheck:
                            "problems": [str(p) for p in self.report.problems]},
                 "invoice": None if inv is None else {
                     "source": inv.source, "number": inv.number, "type_code": inv.type_code, "currency": inv.currency,
-                    "due": _str(inv.due),
+                    "due": _str(inv.due), "prepaid": _str(inv.prepaid), "rounding": _str(inv.rounding),
+                    "taxes": [{k: _str(v) if isinstance(v, Decimal) else v for k, v in asdict(t).items()}
+                              for t in inv.taxes],
+                    "compared": "xml",  # the invoice's XML only: its printed page is never read
                     "net_total": _str(inv.net_total), "tax_total": _str(inv.tax_total),
                     "grand_total": _str(inv.grand_total), "lines": len(inv.lines)},
                 "committed": [asdict(c) for c in self.committed],
@@ -159,24 +150,16 @@ def _line_findings(line: InvoiceLine, c: Committed) -> list[InvoiceFinding]:
 
 
 def _document_findings(invoice: Invoice) -> list[InvoiceFinding]:
-    """The document itself: an invoice (not a credit note), whose gross and due amounts add up (EN 16931
-    BR-CO-15, BR-CO-16, which the XSD does not check). The tax itself is never compared with the decision."""
+    """The document itself: an invoice (not a credit note), whose tax, gross and due amounts add up (EN 16931
+    BR-CO-14 to BR-CO-17, which the XSD does not check: invoice_money). The tax is never compared with the
+    decision, only with the invoice's own sums."""
     out = []
     if invoice.type_code != INVOICE_TYPE:
         out.append(InvoiceFinding("document-type", None, "ExchangedDocument/TypeCode", invoice.type_code,
                                   INVOICE_TYPE, f"the document's type code is {invoice.type_code} (381 is a credit "
                                   "note, 384 a corrected invoice), not 380, a commercial invoice: it is not a bill "
                                   "of the committed packages"))
-    net, tax, gross = invoice.net_total, invoice.tax_total or Decimal(0), invoice.grand_total
-    if net is not None and gross is not None and gross != net + tax:
-        out.append(InvoiceFinding("gross-inconsistent", None, "GrandTotalAmount", str(gross), str(net + tax),
-                                  f"the invoice's gross total {gross} is not its net {net} plus its tax {tax}"))
-    if gross is not None and invoice.due is not None and invoice.due != gross - (invoice.prepaid or Decimal(0)):
-        out.append(InvoiceFinding("due-inconsistent", None, "DuePayableAmount", str(invoice.due),
-                                  str(gross - (invoice.prepaid or Decimal(0))),
-                                  f"the amount due {invoice.due} is not the gross total {gross} less what was "
-                                  f"prepaid ({invoice.prepaid or 0})"))
-    return out
+    return out + due_findings(invoice) + tax_findings(invoice)
 
 
 def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFinding]:
@@ -218,35 +201,19 @@ def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFindi
     return findings
 
 
-def _is_pdf(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(5) == b"%PDF-"
-
-
-def _decision_of(path: Path, tmp: Path, trust: Trust, allow_unsigned: bool) -> tuple[Report, bytes | None]:
-    """Verify the bundle (the very files then read: a zip is extracted once) and read its decision.json."""
-    from generator.bundle import zipsafe
-    from generator.bundle.pdfsignature import embedded_decision
+def _decision_of(path: Path, trust: Trust, allow_unsigned: bool) -> tuple[Report, bytes | None]:
+    """Verify the bundle (a folder, a zip or a note) and take its decision.json as verification read it: the
+    bytes that were checked are the bytes reconciled, whatever happens to the files afterwards."""
     from generator.bundle.verify import verify_bundle
 
-    if path.is_file() and not _is_pdf(path):
-        problems = zipsafe.extract(path, tmp)
-        if problems:
-            return Report(bundle=str(path), trust=trust, complete=False, problems=problems), None
-        path = zipsafe.bag_root(tmp)
     report = verify_bundle(path, trust=trust, allow_unsigned=allow_unsigned)
-    if not report.ok:
-        return report, None
-    if path.is_file():
-        return report, embedded_decision(path.read_bytes())
-    return report, (path / "data" / "decision.json").read_bytes()
+    return report, report.decision if report.ok else None
 
 
 def check_invoice(invoice_path: Path, bundle: Path, trust: Trust, allow_unsigned: bool = False) -> InvoiceCheck:
     """`gpu-audit invoice check`: verify the bundle, read the invoice, reconcile them."""
     invoice = read_invoice(invoice_path)  # an unreadable invoice is exit 2 before the bundle is touched
-    with tempfile.TemporaryDirectory(prefix="gpu-audit-invoice-") as tmp:
-        report, raw = _decision_of(bundle, Path(tmp), trust, allow_unsigned)
+    report, raw = _decision_of(bundle, trust, allow_unsigned)
     report.bundle = str(bundle)
     result = InvoiceCheck(report=report, invoice=invoice)
     if raw is None:

@@ -3,7 +3,9 @@
 A hostile invoice (entities, a huge or deeply nested XML, a PDF with many or enormous attachments) must cost
 bounded memory and time and never reach the network: the child runs under a processor-time and an
 address-space ceiling, the XML is parsed with entity resolution, DTD loading and network access off and
-refused when it declares a DTD, and the factur-x library gets the parsed tree, never the bytes.
+refused when it declares a DTD, and the factur-x library gets the parsed tree, never the bytes. A PDF's
+attachments are all looked through (qpdf walks what pypdf, the factur-x library's reader, does not): exactly
+one may be an invoice XML, and it must be the one the factur-x library reads.
 The child is `python -m generator.bundle.invoice_read`: one JSON request on stdin, one JSON answer on stdout.
 """
 
@@ -13,10 +15,11 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from generator.bundle.invoice_money import InvoiceTax, decimal_of, money_fields
 from generator.core.errors import UnreadableInputError
 from generator.core.limits import MiB
 from generator.core.worker import child_env
@@ -24,10 +27,14 @@ from generator.core.worker import child_env
 MAX_INVOICE_BYTES = 64 * MiB  # a Factur-X PDF is a few hundred kilobytes
 MAX_XML_BYTES = 8 * MiB
 MAX_ATTACHMENTS = 64
+MAX_PAGES = 5_000  # an invoice has a few; every page's annotations and /AF are looked through
+SNIFF_BYTES = 64 * 1024  # of an attachment, inflated to see whether it is an invoice XML whatever its name
 MAX_LINES = 10_000
 CPU_SECONDS = 30
 MEMORY_CEILING = 512 * MiB  # address space of the child: a genuine invoice needs about 150 MiB
 XML_NAMES = ("factur-x.xml", "zugferd-invoice.xml", "xrechnung.xml")
+INVOICE_ROOTS = ("CrossIndustryInvoice", "CrossIndustryDocument", "SCRDMCCBDACIOMessageStructure", "Invoice",
+                 "CreditNote")  # the root tags the factur-x library's get_flavor takes for a document it reads
 NS = {"rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
       "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"}
 
@@ -62,32 +69,181 @@ class Invoice:
     grand_total: Decimal | None
     prepaid: Decimal | None
     due: Decimal | None
+    rounding: Decimal | None = None
+    taxes: tuple[InvoiceTax, ...] = ()  # the header's tax categories
 
 
 def _refuse(message: str) -> dict[str, Any]:
     return {"error": message}
 
 
-def _xml_of_pdf(data: bytes) -> tuple[str, bytes] | dict[str, Any]:
-    """The Factur-X XML attachment of a PDF, after counting what the PDF attaches (pypdf caps each stream)."""
+@dataclass
+class _Embedded:
+    """One embedded file stream of the PDF, with every name and every place that leads to it."""
+
+    stream: Any  # a pikepdf.Stream
+    names: list[str]
+    places: list[str]
+
+    @property
+    def name(self) -> str:
+        return self.names[0] if self.names else "(no name)"
+
+    def add(self, names: list[str], place: str) -> None:
+        self.names = list(dict.fromkeys(self.names + [n for n in names if n]))
+        self.places += [] if place in self.places else [place]
+
+
+def _embedded_files(pdf: Any) -> dict[tuple[int, int], _Embedded]:
+    """Every embedded file stream, as PDF readers other than pypdf find them: the whole /EmbeddedFiles name tree
+    (pypdf, and so the factur-x library, reads one level of /Kids), the catalog's and the pages' /AF, and file
+    attachment annotations. A stream reached twice (the name tree and /AF name one file) is one file."""
+    import pikepdf
+
+    found: dict[tuple[int, int], _Embedded] = {}
+
+    def add(spec: Any, key: Any, place: str) -> None:
+        ef = spec.get("/EF") if isinstance(spec, pikepdf.Dictionary) else None
+        if not isinstance(ef, pikepdf.Dictionary):
+            return
+        names = [str(n) for n in (key, spec.get("/UF"), spec.get("/F")) if isinstance(n, pikepdf.String)]
+        for stream in ef.values():  # /F, /UF (and /DOS, /Mac, /Unix): readers take different ones
+            if isinstance(stream, pikepdf.Stream):
+                found.setdefault(stream.objgen, _Embedded(stream, [], [])).add(names, place)
+        if len(found) > MAX_ATTACHMENTS:
+            raise ValueError(f"the PDF has more than {MAX_ATTACHMENTS} attachments (at most {MAX_ATTACHMENTS} are "
+                             "read)")
+
+    catalog_names = pdf.Root.get("/Names")
+    tree = catalog_names.get("/EmbeddedFiles") if isinstance(catalog_names, pikepdf.Dictionary) else None
+    stack, seen, entries = [(tree, 0)], set(), 0
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, pikepdf.Dictionary) or (node.is_indirect and node.objgen in seen):
+            continue  # a /Kids loop is walked once
+        seen.add(node.objgen)
+        names, kids = node.get("/Names"), node.get("/Kids")
+        pairs = list(zip(names[::2], names[1::2], strict=False)) if isinstance(names, pikepdf.Array) else []
+        children = list(kids) if isinstance(kids, pikepdf.Array) else []
+        entries += len(pairs) + len(children)
+        if entries > 4 * MAX_ATTACHMENTS:
+            raise ValueError(f"the PDF's name tree of attachments has more than {4 * MAX_ATTACHMENTS} entries")
+        place = "the name tree" + (f", {depth} levels deep" if depth > 1 else "")
+        for key, spec in pairs:
+            add(spec, key, place)
+        stack += [(kid, depth + 1) for kid in children]
+    for spec in pdf.Root.get("/AF", []) if isinstance(pdf.Root.get("/AF"), pikepdf.Array) else []:
+        add(spec, None, "the catalog's /AF")
+    for number, page in enumerate(pdf.pages, start=1):
+        if number > MAX_PAGES:
+            raise ValueError(f"the PDF has more than {MAX_PAGES} pages to look for attachments in")
+        annots = page.obj.get("/Annots")
+        for annot in annots if isinstance(annots, pikepdf.Array) else []:
+            if isinstance(annot, pikepdf.Dictionary) and annot.get("/Subtype") == "/FileAttachment":
+                add(annot.get("/FS"), None, f"an annotation of page {number}")
+        for spec in page.obj.get("/AF") if isinstance(page.obj.get("/AF"), pikepdf.Array) else []:
+            add(spec, None, f"the /AF of page {number}")
+    return found
+
+
+def _inflated(file: _Embedded, limit: int) -> bytes:
+    """At most `limit` bytes of the file's content, inflated here with that cap (never by a library, which
+    would inflate it whole first): only a plain or a Flate-compressed stream, the kinds PDF writers embed."""
+    import zlib
+
+    import pikepdf
+
+    stream = file.stream
+    found = stream.get("/Filter")
+    filters = [str(f) for f in found] if isinstance(found, pikepdf.Array) else [] if found is None else [str(found)]
+    if filters not in ([], ["/FlateDecode"]) or stream.get("/DecodeParms") is not None:
+        raise ValueError(f"its attachment {file.name} is encoded with "
+                         f"{' '.join(filters)} and parameters; an attachment is read plain or Flate-compressed only")
+    raw = stream.read_raw_bytes()
+    try:
+        return raw[:limit] if not filters else zlib.decompressobj().decompress(raw, limit)
+    except zlib.error as exc:
+        raise ValueError(f"its attachment {file.name} does not inflate ({exc})") from None
+
+
+def _invoice_like(file: _Embedded) -> bool:
+    """An invoice XML to some reader: a Factur-X, ZUGFeRD or XRechnung name, or a root element the factur-x
+    library takes for an invoice (its get_flavor: the tag ends so), whatever the name. The first SNIFF_BYTES
+    decide; an XML whose root element they do not reach is refused rather than guessed."""
+    from lxml import etree
+
+    if any(name.lower() in XML_NAMES for name in file.names):
+        return True
+    head = _inflated(file, SNIFF_BYTES)
+    parser = etree.XMLPullParser(events=("start",), resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        parser.feed(head)
+    except etree.XMLSyntaxError:
+        pass  # not XML, or the root element came before the error
+    tags = [element.tag for _, element in parser.read_events() if isinstance(element.tag, str)]
+    if not tags and len(head) == SNIFF_BYTES and head.lstrip()[:1] == b"<":
+        raise ValueError(f"its attachment {file.name} starts like XML with no "
+                         f"root element in its first {SNIFF_BYTES} bytes: whether it is an invoice is not known")
+    return bool(tags) and tags[0].endswith(INVOICE_ROOTS)
+
+
+def _what_facturx_reads(data: bytes) -> dict[tuple[int, int], tuple[str, Any]]:
+    """The *.xml attachments the factur-x library's get_xml_from_pdf considers (pypdf's attachment list, each
+    file's /EF /UF else /F, as pypdf reads it), by stream object: the library takes the first that is an invoice."""
     import io
+    from fnmatch import fnmatch
 
     from pypdf import PdfReader
+    from pypdf.generic import DictionaryObject, IndirectObject
 
-    reader = PdfReader(io.BytesIO(data))
-    names = list(reader.attachments)
-    if len(names) > MAX_ATTACHMENTS:
-        return _refuse(f"the PDF has {len(names)} attachments (at most {MAX_ATTACHMENTS} are read)")
-    invoices = [name for name in names if name.lower() in XML_NAMES]
-    if len(invoices) > 1:  # readers would disagree on which one is the invoice
-        return _refuse(f"the PDF carries {len(invoices)} invoice XML attachments ({', '.join(invoices)}); "
-                       "which one is the invoice is ambiguous")
-    for name in invoices:
-        contents = reader.attachments[name]
-        if len(contents) != 1 or len(contents[0]) > MAX_XML_BYTES:
-            return _refuse(f"its {name} is missing, repeated or larger than {MAX_XML_BYTES} bytes")
-        return name, contents[0]
-    return _refuse(f"the PDF has no Factur-X or ZUGFeRD XML attachment ({', '.join(XML_NAMES)})")
+    seen = {}
+    for count, entry in enumerate(PdfReader(io.BytesIO(data)).attachment_list):
+        if count > 4 * MAX_ATTACHMENTS:  # more than qpdf found: the two readers disagree on the PDF
+            raise ValueError(f"the PDF has more than {4 * MAX_ATTACHMENTS} attachments to pypdf")
+        ef = entry.pdf_object.get("/EF")
+        ef = ef if isinstance(ef, DictionaryObject) else DictionaryObject()
+        keys = [k for k in ("/UF", "/F") if k in ef][:1]
+        ref = ef.raw_get(keys[0]) if keys else None
+        if isinstance(ref, IndirectObject) and fnmatch(entry.name.lower(), "*.xml"):
+            seen[(ref.idnum, ref.generation)] = (entry.name, entry)
+    return seen
+
+
+def _xml_of_pdf(data: bytes) -> tuple[str, bytes] | dict[str, Any]:
+    """The one invoice XML of a PDF, the very one the factur-x library reads; a PDF whose attachments hold
+    more than one (anywhere: nested name trees, /AF, annotations, any name) is refused as ambiguous."""
+    import io
+
+    import pikepdf
+
+    try:
+        with pikepdf.open(io.BytesIO(data)) as pdf:
+            files = _embedded_files(pdf)
+            invoices = [f for f in files.values() if _invoice_like(f)]
+            if len(invoices) > 1:  # readers would disagree on which one is the invoice
+                where = "; ".join(f"{', '.join(f.names) or '(no name)'} in {', '.join(f.places)}" for f in invoices)
+                return _refuse(f"the PDF carries {len(invoices)} invoice XML attachments ({where}); which one is "
+                               "the invoice is ambiguous")
+            if not invoices:
+                return _refuse(f"the PDF has no Factur-X or ZUGFeRD XML attachment ({', '.join(XML_NAMES)})")
+            (file,) = invoices
+            size = file.stream.get("/Params", {}).get("/Size") if isinstance(file.stream.get("/Params"),
+                                                                              pikepdf.Dictionary) else None
+            if isinstance(size, int) and size > MAX_XML_BYTES:  # declared: refused before inflating
+                return _refuse(f"its {file.name} declares {size} bytes, more than {MAX_XML_BYTES}")
+            xml = _inflated(file, MAX_XML_BYTES + 1)
+            objgen = file.stream.objgen
+        if len(xml) > MAX_XML_BYTES:
+            return _refuse(f"its {file.name} is larger than {MAX_XML_BYTES} bytes")
+        read = _what_facturx_reads(data).get(objgen)
+    except ValueError as exc:
+        return _refuse(str(exc))
+    if read is None:
+        return _refuse(f"its invoice XML {', '.join(file.names)} is in {', '.join(file.places)}, where the factur-x "
+                       "library does not read it (it reads the *.xml names of the name tree and its first /Kids)")
+    if read[1].content != xml:  # pypdf and qpdf read the stream's bytes differently: a damaged or crafted PDF
+        return _refuse(f"its {read[0]} reads differently with pypdf (the factur-x library's reader) and qpdf")
+    return read[0], xml
 
 
 def _parse(xml: bytes) -> Any:
@@ -114,20 +270,9 @@ def _text(node: Any, path: str) -> str | None:
     return None if found is None or found.text is None else found.text.strip()
 
 
-MAX_DIGITS = 24  # of an amount or a quantity: more is no invoice (and would overflow decimal arithmetic)
-
-
 def _amount(node: Any, path: str) -> str | None:
-    text = _text(node, path)
-    if text is None:
-        return None
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    if not value.is_finite() or len(value.as_tuple().digits) > MAX_DIGITS:
-        raise ValueError(f"its {path.rsplit(':', 1)[-1]} {text[:40]!r} has more than {MAX_DIGITS} digits")
-    return str(value)
+    value = decimal_of(_text(node, path), path.rsplit(":", 1)[-1])
+    return None if value is None else str(value)
 
 
 def _line(position: int, item: Any) -> dict[str, Any]:
@@ -154,15 +299,18 @@ def _fields(root: Any) -> dict[str, Any]:
     items = root.findall(f"{trade}/ram:IncludedSupplyChainTradeLineItem", NS)
     if len(items) > MAX_LINES:
         raise ValueError(f"it has {len(items)} lines (at most {MAX_LINES} are read)")
-    return {"number": _text(root, "rsm:ExchangedDocument/ram:ID") or "",
+    currency = _text(root, f"{trade}/ram:ApplicableHeaderTradeSettlement/ram:InvoiceCurrencyCode")
+    settlement = root.find(f"{trade}/ram:ApplicableHeaderTradeSettlement", NS)
+    money = {"rounding": None, "taxes": [], "tax_total": None} if settlement is None else \
+        money_fields(settlement, NS, currency)
+    return {**money, "number": _text(root, "rsm:ExchangedDocument/ram:ID") or "",
             "type_code": _text(root, "rsm:ExchangedDocument/ram:TypeCode"),
             "prepaid": _amount(root, f"{totals}/ram:TotalPrepaidAmount"),
             "due": _amount(root, f"{totals}/ram:DuePayableAmount"),
-            "currency": _text(root, f"{trade}/ram:ApplicableHeaderTradeSettlement/ram:InvoiceCurrencyCode"),
+            "currency": currency,
             "lines": [_line(i, item) for i, item in enumerate(items, start=1)],
             "net_total": _amount(root, f"{totals}/ram:TaxBasisTotalAmount") or _amount(root,
                                                                                        f"{totals}/ram:LineTotalAmount"),
-            "tax_total": _amount(root, f"{totals}/ram:TaxTotalAmount"),
             "grand_total": _amount(root, f"{totals}/ram:GrandTotalAmount")}
 
 
@@ -240,7 +388,9 @@ def read_invoice(path: Path) -> Invoice:
     return Invoice(source=source, number=answer["number"], type_code=answer["type_code"], currency=answer["currency"],
                    lines=lines, net_total=_decimal(answer["net_total"]), tax_total=_decimal(answer["tax_total"]),
                    grand_total=_decimal(answer["grand_total"]), prepaid=_decimal(answer["prepaid"]),
-                   due=_decimal(answer["due"]))
+                   due=_decimal(answer["due"]), rounding=_decimal(answer["rounding"]),
+                   taxes=tuple(InvoiceTax(category=t["category"], rate=_decimal(t["rate"]), basis=_decimal(t["basis"]),
+                                          amount=_decimal(t["amount"])) for t in answer["taxes"]))
 
 
 if __name__ == "__main__":

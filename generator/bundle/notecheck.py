@@ -8,13 +8,16 @@ a bundle its checksum) has been checked.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cryptography import x509
 
 from generator.bundle.bundleid import bundle_id
+from generator.bundle.certchain import chain_problem, parse_time, usage_problem, validity_problem
 from generator.bundle.signing import PdfSignatureCheck, cert_fingerprint, check_pdf_signature, embedded_decision
 from generator.bundle.verdict import Problem, Trust
 from generator.core.limits import Limits
@@ -66,22 +69,51 @@ def signature_problems(pdf: bytes, cert: x509.Certificate, file: str) -> tuple[l
     return [Problem(code, file, message) for code, message in check.problems()], check
 
 
-def trust_problem(signer: x509.Certificate, trust: Trust, file: str) -> Problem | None:
-    """Whether the signer is the trust anchor (or, for --trust, a certificate issued by it)."""
+def own_signer_problem(trust: Trust, where: Path | None, file: str) -> Problem | None:
+    """--trust given a file of the very bundle being verified (its signer.pem): the anchor came with what it is
+    to vouch for, so it proves nothing. Paths are compared once resolved; for a note, the bundle is the folder
+    holding MANIFEST.json one or two levels up (BUNDLE/data/decision-note.pdf). The same *bytes* as signer.pem
+    prove nothing either way: a genuine anchor, obtained from the signer, has them too."""
+    if trust.path is None or where is None:
+        return None
+    where = where.resolve()
+    roots = [where] if where.is_dir() else [p for p in where.parents[:2] if (p / "MANIFEST.json").is_file()]
+    if not any(trust.path.is_relative_to(root) for root in roots):
+        return None
+    return Problem("trust-is-own-signer", file, f"{trust.source} names a file inside the bundle being verified: a "
+                   "certificate taken from the bundle proves nothing about who signed it (whoever made a forgery "
+                   "puts their own there); get the signer's certificate, or its fingerprint, from them by another "
+                   "channel")
+
+
+def trust_problem(signer: x509.Certificate, trust: Trust, file: str, signed_at: str | None = None,
+                  where: Path | None = None) -> Problem | None:
+    """Whether the signer is the trust anchor, or a certificate the anchor (a CA) issued for signing; and whether
+    it was valid at the signing time (`signed_at`, ISO 8601) and is today.
+
+    Today counts too, as the issue that asked for it says: a certificate that expired since is reported even
+    when the note carries a timestamp of a time it was valid (PAdES would need revocation data of that time
+    as well, which a bundle does not carry). `where`: the bundle folder or note being verified, to refuse
+    its own signer.pem as the anchor (own_signer_problem).
+    """
+    own = own_signer_problem(trust, where, file)
+    if own is not None:
+        return own
     found = cert_fingerprint(signer)
-    if trust.fingerprint is not None:
-        if found != trust.fingerprint:
-            return Problem("untrusted-signer", file, "the signer is not the certificate of the trusted fingerprint "
-                           f"({trust.source})", f"SHA256:{trust.fingerprint}", f"SHA256:{found}")
-        return None
-    if trust.cert is None or cert_fingerprint(trust.cert) == found:
-        return None
+    if trust.fingerprint is not None and found != trust.fingerprint:
+        return Problem("untrusted-signer", file, "the signer is not the certificate of the trusted fingerprint "
+                       f"({trust.source})", f"SHA256:{trust.fingerprint}", f"SHA256:{found}")
+    when = parse_time(signed_at)
+    moments = ([] if when is None else [("the signing time", when)]) + [("today", dt.datetime.now(dt.UTC))]
+    if trust.cert is None or cert_fingerprint(trust.cert) == found:  # the anchor is the signer: no chain
+        return validity_problem(signer, moments, file)
     try:
         signer.verify_directly_issued_by(trust.cert)
     except Exception:  # noqa: BLE001 - ValueError, TypeError, InvalidSignature: not issued by it, whatever the reason
         return Problem("untrusted-signer", file, f"the signer is not the trusted certificate nor issued by it "
                        f"({trust.source})", f"SHA256:{cert_fingerprint(trust.cert)}", f"SHA256:{found}")
-    return None
+    return (validity_problem(signer, moments, file) or chain_problem(signer, trust.cert, moments, file)
+            or usage_problem(signer, file))
 
 
 def decision_id(raw: bytes, file: str, limits: Limits) -> tuple[Any, str | None, Problem | None]:

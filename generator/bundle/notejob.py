@@ -39,6 +39,7 @@ class NoteParse:
     decision: bytes | None = None
     timestamp: str | None = None
     timestamp_authority: str | None = None
+    signing_time: str | None = None  # ISO 8601, UTC: the timestamp's, else the signer's own claim (pdfsignature)
 
 
 def _answer(request: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +57,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
         problems, check = signature_problems(pdf, cert, file)
         out["problems"] += [[p.code, p.message] for p in problems]
         out.update(signature_fingerprint=check.signer_fingerprint, timestamp=check.timestamp,
-                   timestamp_authority=check.timestamp_authority)
+                   timestamp_authority=check.timestamp_authority, signing_time=check.signing_time)
     return out
 
 
@@ -109,7 +110,8 @@ def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signa
         signer=None if answer["signer"] is None else x509.load_pem_x509_certificate(answer["signer"].encode()),
         signature_fingerprint=answer.get("signature_fingerprint"), title_id=answer["title_id"],
         decision=None if answer["decision"] is None else base64.b64decode(answer["decision"]),
-        timestamp=answer.get("timestamp"), timestamp_authority=answer.get("timestamp_authority"))
+        timestamp=answer.get("timestamp"), timestamp_authority=answer.get("timestamp_authority"),
+        signing_time=answer.get("signing_time"))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ class PdfSignatureCheck:
     timestamp_authority: str | None = None
     timestamp_ok: bool | None = None
     detail: str = ""
+    unsigned_bytes: str | None = None  # what lies in the signature's unsigned part besides what the build writes
 
     @property
     def certificate_valid_at_signing(self) -> bool:
@@ -74,6 +75,10 @@ class PdfSignatureCheck:
         out: list[tuple[str, str]] = []
         if not self.intact:
             out.append(("bad-pdf-signature", "the PDF signature's digest does not match the signed bytes"))
+        if self.unsigned_bytes is not None:
+            out.append(("unsigned-bytes", f"the signature's unsigned part holds {self.unsigned_bytes}; a note as "
+                                          "gpu-audit signs it holds only the signature, its certificate, a "
+                                          "timestamp and zero padding"))
         if not self.valid:
             out.append(("bad-pdf-signature", ("the PDF signature value does not verify with the signer's key (the "
                                               "CMS signature is damaged or was not made by this certificate)")))
@@ -130,6 +135,10 @@ def check_pdf_signature(pdf: bytes, cert: x509.Certificate) -> PdfSignatureCheck
     except Exception as exc:  # noqa: BLE001 - a damaged CMS structure or certificate, as pyHanko or cryptography finds it
         return PdfSignatureCheck(present=True, detail=f"validation failed: {type(exc).__name__}: {exc}")
     level = status.modification_level
+    try:
+        extra = unsigned_bytes(pdf, sig)
+    except Exception as exc:  # noqa: BLE001 - asn1crypto raises many types on a damaged structure
+        extra = f"a structure that cannot be read ({type(exc).__name__})"
     entire = status.coverage == SignatureCoverageLevel.ENTIRE_FILE
     docmdp = None if certification is None or certification.permission is None else certification.permission.name
     when = stamp.timestamp if stamp is not None else status.signer_reported_dt
@@ -144,11 +153,39 @@ def check_pdf_signature(pdf: bytes, cert: x509.Certificate) -> PdfSignatureCheck
         certificate_not_after=_iso(signer.not_valid_after_utc),
         timestamp=None if stamp is None else _iso(stamp.timestamp),
         timestamp_authority=None if tsa is None else tsa.subject.rfc4514_string(),
-        timestamp_ok=None if stamp is None else bool(stamp.intact and stamp.valid), detail=status.summary())
+        timestamp_ok=None if stamp is None else bool(stamp.intact and stamp.valid), detail=status.summary(),
+        unsigned_bytes=extra)
+
+
+_UNSIGNED_ATTRS = frozenset({"signature_time_stamp_token"})  # --tsa's RFC 3161 token
+
+
+def unsigned_bytes(pdf: bytes, sig: Any) -> str | None:
+    """What the signature's unsigned part (the /Contents string, outside the signed byte range) holds beyond the
+    CMS the build writes: other hex than the CMS's DER and zero padding, certificates other than the signer's,
+    revocation lists, unsigned attributes other than a timestamp. None when it holds nothing else."""
+    from asn1crypto import cms
+
+    start, end = sig.byte_range[1], sig.byte_range[2]
+    contents = bytes(sig.pkcs7_content)
+    if pdf[start:end] not in (b"<" + contents.hex().encode() + b">", b"<" + contents.hex().upper().encode() + b">"):
+        return "other bytes than one hexadecimal string"
+    der = cms.ContentInfo({"content_type": "signed_data", "content": sig.signed_data}).dump()
+    if not contents.startswith(der) or contents[len(der):].strip(b"\0"):
+        return "bytes after the CMS signature that are not zero padding"
+    signer = sig.signer_cert.dump()
+    if any(c.chosen.dump() != signer for c in sig.signed_data["certificates"] or []):
+        return "a certificate other than the signer's"
+    if sig.signed_data["crls"].native:
+        return "revocation lists"
+    attrs = sig.signer_info["unsigned_attrs"].native or []
+    if any(a["type"] not in _UNSIGNED_ATTRS for a in attrs):
+        return "an unsigned attribute other than a timestamp"
+    return None
 
 
 EMBEDDED_DECISION = "decision.json"
-MAX_EMBEDDED_BYTES = 256 * 2**20  # far above any decision.json (the example's is 120 kB), far below memory
+MAX_EMBEDDED_BYTES = 16 * 2**20  # far above any decision.json (the example's is 120 kB); parsing costs ~50x
 
 
 def _stream_bytes(stream: Any, max_bytes: int) -> bytes:

@@ -17,14 +17,33 @@ The states and their exit status (README, `verify`):
 
 from __future__ import annotations
 
+import hashlib
 import re
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
-from generator.core.termtext import escape_terminal
+from generator.core.termtext import escape_terminal, quoted_words
 
-IDENTITY_CODES = frozenset({"untrusted-signer", "unsigned"})  # the bundle may still be intact
+# What each identity problem says of the signer, for the `identity: FAILED` line; the bundle may still be intact.
+IDENTITY_REASONS = {
+    "untrusted-signer": "the signer is not the trust anchor",
+    "trust-is-own-signer": "the trust anchor is the bundle's own signer.pem, which proves nothing",
+    "certificate-expired": "the signer's certificate had expired",
+    "certificate-not-yet-valid": "the signer's certificate was not yet valid",
+    "certificate-usage": "the anchor did not issue the signer's certificate for signing",
+    "certificate-chain": "the chain from the signer's certificate to the anchor does not validate",
+    "malformed-certificate": "the signer's certificate breaks RFC 5280",
+    "unsigned": "the bundle is unsigned",
+}
+IDENTITY_CODES = frozenset(IDENTITY_REASONS)
+# The line that shows a certificate's own words starts with this, and the words, quoted and cut, fit in 80
+# columns after it: a wrapped remainder can never start a line that reads like a verdict.
+WORDS_PREFIX = "  certificate's words: "
+WORDS_COLUMNS = 80 - len(WORDS_PREFIX) - 3
 _HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -68,10 +87,18 @@ class Trust:
     cert: x509.Certificate | None = None
     fingerprint: str | None = None  # lower-case hex
     source: str = ""  # how the reader gave it, for the output: "--trust keys/signer.pem"
+    path: Path | None = None  # --trust's file, resolved: the bundle's own signer.pem proves nothing
 
     @property
     def given(self) -> bool:
         return self.cert is not None or self.fingerprint is not None
+
+    @property
+    def anchor_fingerprint(self) -> str | None:
+        """The anchor's fingerprint (hex): the one given, or the certificate's."""
+        if self.cert is None:
+            return self.fingerprint
+        return hashlib.sha256(self.cert.public_bytes(serialization.Encoding.DER)).hexdigest()
 
 
 @dataclass
@@ -92,6 +119,9 @@ class Report:
     timestamp: str | None = None
     timestamp_authority: str | None = None
     complete: bool = True  # False: verification stopped early (nothing more could be, or was to be, checked)
+    library_warnings: list[str] = field(default_factory=list)  # shown before the verdict, never on stderr after it
+    decision: bytes | None = None  # decision.json as verified (the note's embedded one for a note alone)
+    note: bytes | None = None  # decision-note.pdf as verified: what `invoice attach` embeds
 
     @property
     def intact(self) -> bool:
@@ -119,14 +149,83 @@ def _what(report: Report) -> str:
             "listed in MANIFEST.json with its checksum; every checksum, signature and cross-check holds")
 
 
-def report_lines(report: Report) -> list[str]:
-    """The summary `verify` prints after the problems: integrity, signer, identity, then one verdict line.
+def add_library_warnings(report: Report, caught: list[warnings.WarningMessage]) -> None:
+    """What a library warned of during the verification, in the report instead of on stderr after the verdict.
 
-    Every name in it (the bundle's path, the certificate's subject) is escaped for the terminal.
+    cryptography's deprecation warnings name a certificate it will refuse to load in a future release (a serial
+    number that is not positive, a non-canonical DER encoding): a malformed certificate, so a problem. Its other
+    warnings (a subject field over an RFC 5280 length bound) and any other library's are a line of their own.
+    """
+    from cryptography.utils import CryptographyDeprecationWarning
+
+    seen: set[str] = set()
+    for warning in caught:
+        message = str(warning.message)
+        if message in seen:
+            continue
+        seen.add(message)
+        if issubclass(warning.category, CryptographyDeprecationWarning):
+            file = "signer.pem" if report.kind == "bundle" else Path(report.bundle).name
+            report.problems.append(Problem("malformed-certificate", file, "a certificate breaks RFC 5280, and "
+                                           f"cryptography will refuse to read it: {message}"))
+        else:
+            report.library_warnings.append(f"reading the certificates, {warning.category.__name__}: {message}")
+
+
+def words_line(text: str, whose: str) -> str:
+    """A certificate's own words on a line of their own: escaped, quoted, cut to fit, and said to be theirs."""
+    words, cut = quoted_words(text, WORDS_COLUMNS)
+    return f"{WORDS_PREFIX}{words} ({cut + '; ' if cut else ''}{whose})"
+
+
+def _signer_lines(report: Report, fp: str | None) -> list[str]:
+    if report.signed is False:
+        return ["signer: none: the bundle is UNSIGNED (built with --unsigned)"]
+    if not fp:
+        return ["signer: unknown (no readable signature)"]
+    return [f"signer: {fp} (read from the signatures: this fingerprint, and nothing the certificate says, names the "
+            "signer)", words_line(report.signer or "", "the signer's own, unchecked: anyone can write any name "
+                                  "into a certificate of their own")]
+
+
+def _anchor_lines(report: Report) -> list[str]:
+    """The identity line of a trusted signer: which anchor matched, and for a CA the chain."""
+    trust, source = report.trust, escape_terminal(report.trust.source)
+    anchor = trust.anchor_fingerprint
+    if trust.cert is None or anchor == report.signer_fingerprint:
+        shown = "" if trust.cert is None else f": {show_fingerprint(anchor or '')}"
+        return [f"identity: trusted: the signer is the trust anchor ({source}{shown})"]
+    return [f"identity: trusted: signer {show_fingerprint(report.signer_fingerprint or '')} issued by anchor "
+            f"{show_fingerprint(anchor or '')} ({source}), for signing, valid at the signing time and today",
+            words_line(trust.cert.subject.rfc4514_string(), "the anchor's own")]
+
+
+def _identity_lines(report: Report, where: str, fp: str | None) -> list[str]:
+    reasons = [IDENTITY_REASONS[p.code] for p in report.problems if p.code in IDENTITY_REASONS]
+    if report.signed is False:
+        return ["identity: NOT CHECKED: nothing shows who made this bundle; anyone can build one with any content"]
+    if report.trust.given and report.trusted and not reasons:
+        return _anchor_lines(report)
+    if report.trust.given:
+        reason = reasons[0] if reasons else IDENTITY_REASONS["untrusted-signer"]
+        return [f"identity: FAILED: {reason} ({escape_terminal(report.trust.source)})"]
+    if not fp:
+        return []
+    return ["identity: NOT CHECKED: no trust anchor was given, so nothing shows who signed; anyone can re-sign a "
+            "changed bundle with a key of their own under the same name",
+            f"  to check it: gpu-audit verify {where} --trust CERT.pem (the signer's certificate, obtained from them, "
+            "or the CA certificate that issued it), or --trust-fingerprint SHA256:... with the fingerprint the signer "
+            "gives you by another channel (phone, letter, their website), which must equal the signer's above"]
+
+
+def report_lines(report: Report) -> list[str]:
+    """The summary `verify` prints after the problems: integrity, signer, identity, warnings, one verdict line.
+
+    Every name in it (the bundle's path) is escaped for the terminal; a certificate's words (its subject) are
+    quoted, cut and shown on a line of their own that says whose words they are (`words_line`).
     """
     where = escape_terminal(report.bundle)
     fp = show_fingerprint(report.signer_fingerprint) if report.signer_fingerprint else None
-    subject = escape_terminal(report.signer) if report.signer else None
     failed = sum(p.code not in IDENTITY_CODES for p in report.problems)
     if report.intact:
         lines = [f"integrity: intact: {escape_terminal(_what(report))}"]
@@ -134,28 +233,15 @@ def report_lines(report: Report) -> list[str]:
         lines = [f"integrity: FAILED: {failed} problem(s) above"]
     else:
         lines = ["integrity: NOT CHECKED: nothing an untrusted signer made is parsed"]
-    if report.signed is False:
-        lines.append("signer: none: the bundle is UNSIGNED (built with --unsigned)")
-    elif fp:
-        lines.append(f"signer: {fp} (read from the signatures; the certificate calls itself {subject}, which anyone "
-                     "can write into a certificate of their own)")
-    else:
-        lines.append("signer: unknown (no readable signature)")
+    lines += _signer_lines(report, fp)
     if report.timestamp:
-        lines.append(f"timestamp: {escape_terminal(report.timestamp)} by "
-                     f"{escape_terminal(report.timestamp_authority or 'an unnamed authority')} (RFC 3161)")
-    if report.signed is False:
-        lines.append("identity: NOT CHECKED: nothing shows who made this bundle; anyone can build one with any content")
-    elif report.trust.given and report.trusted:
-        lines.append(f"identity: trusted: the signer is the trust anchor ({escape_terminal(report.trust.source)})")
-    elif report.trust.given:
-        lines.append(f"identity: FAILED: the signer is not the trust anchor ({escape_terminal(report.trust.source)})")
-    elif fp:
-        lines.append("identity: NOT CHECKED: no trust anchor was given, so nothing shows who signed; anyone can "
-                     "re-sign a changed bundle with a key of their own under the same name")
-        lines.append(f"  to check it: gpu-audit verify {where} --trust CERT.pem (the signer's certificate, obtained "
-                     "from them), or --trust-fingerprint SHA256:... with the fingerprint the signer gives you by "
-                     "another channel (phone, letter, their website), which must equal the signer's above")
+        lines.append(f"timestamp: {escape_terminal(report.timestamp)} (RFC 3161), by "
+                     + ("the authority whose certificate says:" if report.timestamp_authority else
+                        "an unnamed authority"))
+        if report.timestamp_authority:
+            lines.append(words_line(report.timestamp_authority, "the time-stamping authority's own"))
+    lines += _identity_lines(report, where, fp)
+    lines += [f"warning: {escape_terminal(w)}" for w in report.library_warnings]
     state = report.state
     if state == "trusted":
         lines.append(f"OK: {where} verifies: {report.kind} {report.bundle_id}, signed by {fp}, trusted")

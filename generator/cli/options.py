@@ -67,9 +67,10 @@ def add_limits(p: argparse.ArgumentParser, names: Sequence[str]) -> None:
         "max_file_bytes": "largest input file read whole, in bytes (K, M, G units; default 2G)",
         "max_json_depth": "deepest JSON nesting accepted (default 64)",
         "max_bundle_bytes": "largest total uncompressed size of a bundle zip (default 8G)",
-        "max_zip_entries": "most entries in a bundle zip (default 200000)",
+        "max_zip_entries": "most entries in a bundle zip (default 10000)",
         "max_zip_ratio": "highest compression ratio of a zip entry over 1 MiB (default 200)",
-        "max_pdf_bytes": "largest decision note parsed, in bytes (default 64M)",
+        "max_pdf_bytes": ("largest decision note parsed, and largest invoice or bundle `invoice attach` takes, in "
+                          "bytes (default 64M)"),
         "max_pdf_seconds": "most processor seconds the decision note's parse may take (default 20)",
     }
     for name in names:

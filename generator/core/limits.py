@@ -40,14 +40,17 @@ class Limits:
     max_bundle_bytes: int = 8 * GiB
     """Total uncompressed size of a bundle zip (and of any one entry); `--max-bundle-bytes`."""
 
-    max_zip_entries: int = 200_000
-    """Entries in a bundle zip; `--max-zip-entries`."""
+    max_zip_entries: int = 10_000
+    """Entries in a bundle zip, read from its end record before anything else (each entry costs a file written:
+    ten thousand cost a few processor seconds); `--max-zip-entries`."""
 
     max_zip_ratio: int = 200
-    """Uncompressed / compressed size of one zip entry larger than 1 MiB (zip bombs); `--max-zip-ratio`."""
+    """Uncompressed / compressed size of one zip entry larger than 1 MiB, and of the whole zip beyond 64 MiB
+    (zip bombs, of one entry or of many small ones); `--max-zip-ratio`."""
 
     max_pdf_bytes: int = 64 * MiB
-    """Size of the decision note that `verify` parses (pyHanko's cost grows with the file: a hostile PDF of
+    """Size of the decision note that `verify` parses, and of the invoice and the bundle `invoice attach` holds in
+    memory to write the invoice copy (pyHanko's cost grows with the file: a hostile PDF of
     a few gigabytes took minutes and tens of gigabytes of memory); `--max-pdf-bytes`. A genuine note is a few
     hundred kilobytes."""
 

@@ -1,0 +1,79 @@
+"""The attacker's zip writer for tests/test_attacks_container.py: entries laid out byte by byte, so that a test can
+give the local header and the central directory different names or sizes, hide an entry between two others, add
+an extra field, or put bytes before, between and after the parts. Nothing here checks anything."""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class RawEntry:
+    """One entry as written: its name (local and central may differ), data, method and extra fields."""
+
+    name: bytes
+    data: bytes  # uncompressed
+    method: int = zipfile.ZIP_DEFLATED
+    flags: int = 0x0800
+    local_extra: bytes = b""
+    central_extra: bytes = b""
+    central_name: bytes | None = None  # None: the same as the local one
+    in_central: bool = True  # False: a local entry the central directory does not list
+    local_size_delta: int = 0  # added to the compressed size in the local header only
+    compressed: bytes | None = field(default=None, repr=False)
+
+
+def _compress(e: RawEntry) -> bytes:
+    if e.compressed is not None:
+        return e.compressed
+    if e.method == zipfile.ZIP_STORED:
+        return e.data
+    co = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return co.compress(e.data) + co.flush()
+
+
+def write_zip(entries: list[RawEntry], *, prefix: bytes = b"", comment: bytes = b"", between: bytes = b"",
+              count: int | None = None) -> bytes:
+    """The zip of `entries` with `prefix` before it (offsets relative to the zip, as `cat junk a.zip` makes),
+    `between` after each entry's data, and `comment`; `count` overrides the end record's entry count."""
+    out, central = bytearray(), bytearray()
+    listed = 0
+    for e in entries:
+        packed, crc = _compress(e), zlib.crc32(e.data)
+        offset = len(out)
+        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, e.flags, e.method, 0, 0x21, crc,
+                           len(packed) + e.local_size_delta, len(e.data), len(e.name), len(e.local_extra))
+        out += e.name + e.local_extra + packed + between
+        if not e.in_central:
+            continue
+        name = e.central_name if e.central_name is not None else e.name
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 0x0314, 20, e.flags, e.method, 0, 0x21, crc,
+                               len(packed), len(e.data), len(name), len(e.central_extra), 0, 0, 0, 0o100644 << 16,
+                               offset)
+        central += name + e.central_extra
+        listed += 1
+    n = listed if count is None else count
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, n, n, len(central), len(out), len(comment))
+    return prefix + bytes(out) + bytes(central) + end + comment
+
+
+def entries_of(zip_bytes: bytes) -> list[RawEntry]:
+    """The entries of a genuine zip, to be changed and written again."""
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(zip_bytes)) as zf:
+        return [RawEntry(i.filename.encode(), zf.read(i)) for i in zf.infolist()]
+
+
+def renamed(entries: list[RawEntry], which: str, **changes: object) -> list[RawEntry]:
+    """`entries` with the one named `which` changed (dataclasses.replace)."""
+    return [replace(e, **changes) if e.name == which.encode() else e for e in entries]  # type: ignore[arg-type]
+
+
+def unicode_path_extra(name: str, header_name: bytes) -> bytes:
+    """An Info-ZIP Unicode Path extra field (0x7075): `unzip` and `bsdtar` extract the entry as `name`."""
+    body = struct.pack("<BI", 1, zlib.crc32(header_name)) + name.encode()
+    return struct.pack("<HH", 0x7075, len(body)) + body

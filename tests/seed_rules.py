@@ -1141,6 +1141,15 @@ SEED_RULES: list[SeedRule] = [
 ]
 
 
+# Issue 31's rules, one module per topic (each imports the helpers above, so they are read after them).
+from seed_rules_messages import RULES as _MESSAGES  # noqa: E402
+from seed_rules_outcomes import RULES as _OUTCOMES  # noqa: E402
+from seed_rules_runs import RULES as _RUNS  # noqa: E402
+from seed_rules_work import RULES as _WORK  # noqa: E402
+
+SEED_RULES += _RUNS + _OUTCOMES + _WORK + _MESSAGES
+
+
 @dataclass(frozen=True)
 class CalculatorRule:
     """A rule of the Lab's package calculator (`gpu-audit cost`, the seeds' calcul_forfaits.py)."""

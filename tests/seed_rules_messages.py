@@ -1,0 +1,7 @@
+"""Issue 31's seed rules (messages), in the form of tests/seed_rules.py, which adds them to SEED_RULES."""
+
+from __future__ import annotations
+
+from seed_rules import SeedRule
+
+RULES: list[SeedRule] = []

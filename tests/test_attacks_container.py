@@ -22,7 +22,7 @@ import pytest
 from bundle_forgery import fingerprint, reseal, verify
 from conftest import BAGIT, needs_tools
 from measured import Measured, gpu_audit
-from zip_forgery import RawEntry, entries_of, renamed, unicode_path_extra, write_zip
+from zip_forgery import RawEntry, entries_of, hidden_after_deflate, renamed, unicode_path_extra, write_zip
 
 from generator.bundle.publish import zip_folder
 
@@ -151,6 +151,28 @@ def test_an_entry_hidden_from_the_central_directory_is_refused(genuine_zip: byte
     subprocess.run(["bsdtar", "-xf", "-"], input=path.read_bytes(), cwd=out, check=False, capture_output=True)
     assert (out / NOTE).read_bytes() == forged
     _refused(path, anchor, "does not start where the one before it ends")
+
+
+@needs_tools("bsdtar")
+def test_entries_hidden_after_a_deflate_stream_are_refused(genuine_zip: bytes, anchor: list[str],
+                                                           tmp_path: Path) -> None:
+    forged = fake_note()
+    path = _write(tmp_path, "ex.zip", hidden_after_deflate(genuine_zip, NOTE, forged))
+    out = tmp_path / "streamed"
+    out.mkdir()
+    subprocess.run(["bsdtar", "-xf", "-"], input=path.read_bytes(), cwd=out, check=False, capture_output=True)
+    assert (out / NOTE).read_bytes() == forged  # what a streaming reader extracts
+    assert zipfile.ZipFile(path).read(NOTE) != forged  # and what zipfile reads
+    _refused(path, anchor, "deflate stream does not end exactly")
+
+
+@pytest.mark.parametrize("mode", [0o020644, 0o060644, 0o104755, 0o120777], ids=lambda mode: f"{mode:o}")
+def test_an_entry_whose_mode_is_not_a_plain_file_is_refused(genuine_zip: bytes, anchor: list[str], tmp_path: Path,
+                                                            mode: int) -> None:
+    """A device node, a setuid program or a link to `bsdtar`, which extracts what the mode says."""
+    entries = renamed(entries_of(genuine_zip), NOTE, mode=mode)
+    path = _write(tmp_path, "ex.zip", write_zip(entries))
+    _refused(path, anchor, "is not a plain file" if mode != 0o120777 else "symbolic link")
 
 
 @pytest.mark.parametrize("change", ["prefix", "comment", "between", "local-size"])
@@ -392,3 +414,17 @@ def test_invoice_attach_refuses_a_huge_file_before_reading_it(example_keys: tupl
                    str(example_keys[1]), cwd=tmp_path)
     assert run.returncode == 2 and "--max-pdf-bytes" in run.out, run.out
     assert not (tmp_path / "out.pdf").exists()
+
+
+def test_a_bundle_file_swapped_for_a_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A file replaced by a FIFO after the folder was listed: opening it neither blocks nor reads elsewhere."""
+    from generator.core.safefiles import open_regular
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "target").write_text("x")
+    os.symlink(tmp_path / "target", tmp_path / "link")
+    for name in ("fifo", "link"):
+        with pytest.raises(OSError):
+            open_regular(tmp_path / name)
+    with open_regular(tmp_path / "target") as fh:
+        assert fh.read() == b"x"

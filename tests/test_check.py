@@ -61,7 +61,7 @@ def test_same_row_count_different_id_sets(run_cli, campaign: Path) -> None:
     r = run_cli("check", str(campaign))
     assert r.code == 1
     assert finding(r.out, "ids-match-mismatch") == (
-        f"resultats-bruts.csv:{line}: ids_match: ids_match claims True, the evidence gives False (1 duplicates, "
+        f"resultats-bruts.csv:{line}: ids_match: ids_match claims true, the evidence gives false (1 duplicates, "
         "1 missing, 0 extra IDs; equal row counts prove nothing: the sets were compared) [error ids-match-mismatch]")
     assert finding(r.out, "observed-ids-mismatch").endswith("observed_ids claims 1000, the evidence gives 999 "
                                                             "[error observed-ids-mismatch]")
@@ -75,7 +75,7 @@ def test_label_outside_classes_claimed_valid(run_cli, campaign: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
     r = run_cli("check", str(campaign))
     assert r.code == 1
-    assert "format_valid claims True, the evidence gives False [error format-valid-mismatch]" in r.out
+    assert "format_valid claims true, the evidence gives false [error format-valid-mismatch]" in r.out
 
 
 def test_quality_value_and_acceptance_claims(run_cli, campaign: Path) -> None:
@@ -86,7 +86,7 @@ def test_quality_value_and_acceptance_claims(run_cli, campaign: Path) -> None:
     r = run_cli("check", str(campaign))
     assert r.code == 1
     assert "quality_value claims 0." in finding(r.out, "quality-value-mismatch")
-    assert "corpus_accepted claims True, the evidence gives False" in finding(r.out, "corpus-accepted-mismatch")
+    assert "corpus_accepted claims true, the evidence gives false" in finding(r.out, "corpus-accepted-mismatch")
 
 
 def test_threshold_lowered_after_the_fact(run_cli, campaign: Path) -> None:

@@ -103,7 +103,12 @@ def test_run_before_the_window_is_an_error_on_the_measurement_and_the_grid_row(t
         (GRID, grid_line(folder, "b8", "warm", 3), "elapsed_seconds")}
     assert {f.code for f in findings} == {"run-outside-window"}
     assert all(f.is_error and f.recomputed == "2026-12-01T09:42:00.000000Z" for f in findings)
-    assert admissible(decision) == {"h200-batch/b1": True, "h200-batch/b4": True, "h200-batch/b8": False}
+    assert not admissible(decision)["h200-batch/b8"]
+    # Its start moved back, the run now spans the other variants' runs on the one GPU: none of them was timed
+    # alone, so they lose too.
+    result = check_campaign(folder)
+    assert {f.file for f in result.findings if f.code == "runs-overlap"} == {
+        f"measurements/h200-batch-{v}.json" for v in ("b1", "b4", "b8")}
 
 
 def test_run_before_the_registration_is_an_error_on_the_measurement_and_the_grid_row(tmp_path: Path) -> None:

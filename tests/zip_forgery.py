@@ -23,6 +23,7 @@ class RawEntry:
     central_name: bytes | None = None  # None: the same as the local one
     in_central: bool = True  # False: a local entry the central directory does not list
     local_size_delta: int = 0  # added to the compressed size in the local header only
+    mode: int = 0o100644  # the Unix mode in the central directory's external attributes
     compressed: bytes | None = field(default=None, repr=False)
 
 
@@ -51,7 +52,7 @@ def write_zip(entries: list[RawEntry], *, prefix: bytes = b"", comment: bytes = 
             continue
         name = e.central_name if e.central_name is not None else e.name
         central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 0x0314, 20, e.flags, e.method, 0, 0x21, crc,
-                               len(packed), len(e.data), len(name), len(e.central_extra), 0, 0, 0, 0o100644 << 16,
+                               len(packed), len(e.data), len(name), len(e.central_extra), 0, 0, 0, e.mode << 16,
                                offset)
         central += name + e.central_extra
         listed += 1
@@ -77,3 +78,52 @@ def unicode_path_extra(name: str, header_name: bytes) -> bytes:
     """An Info-ZIP Unicode Path extra field (0x7075): `unzip` and `bsdtar` extract the entry as `name`."""
     body = struct.pack("<BI", 1, zlib.crc32(header_name)) + name.encode()
     return struct.pack("<HH", 0x7075, len(body)) + body
+
+
+def _local(name: bytes, flags: int, method: int, crc: int, csize: int, size: int) -> bytes:
+    return struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, flags, method, 0, 0x21, crc, csize, size, len(name),
+                       0) + name
+
+
+def _deflate(data: bytes) -> bytes:
+    co = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return co.compress(data) + co.flush()
+
+
+def hidden_after_deflate(zip_bytes: bytes, target: str, fake: bytes) -> bytes:
+    """The zip with `fake` as `target` for a streaming reader only. The entry before `target` gets a data
+    descriptor and, inside its compressed size but after the end of its deflate stream, a descriptor, a
+    stored entry `target` holding `fake`, and a folder entry whose size swallows the genuine `target`.
+    zipfile and `unzip` stop at the end of the deflate stream; `bsdtar` reading a pipe goes on from there."""
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(zip_bytes)) as zf:
+        entries = [(i.filename.encode(), zf.read(i)) for i in zf.infolist()]
+    idx = [n for n, _ in entries].index(target.encode())
+    note_name, note_data = entries[idx]
+    note_packed = _deflate(note_data)
+    note_record = _local(note_name, 0x0800, 8, zlib.crc32(note_data), len(note_packed), len(note_data)) + note_packed
+    cdata = entries[idx - 1][1]
+    cpacked, ccrc = _deflate(cdata), zlib.crc32(cdata)
+    hidden = struct.pack("<4sIII", b"PK\x07\x08", ccrc, len(cpacked), len(cdata))
+    hidden += _local(note_name, 0x0800, 0, zlib.crc32(fake), len(fake), len(fake)) + fake
+    span = 16 + len(note_record)  # the carrier's own descriptor and the whole genuine record
+    hidden += _local(note_name.rsplit(b"/", 1)[0] + b"/", 0x0800, 0, 0, span, span)
+    out, central = bytearray(), bytearray()
+    for i, (name, data) in enumerate(entries):
+        offset = len(out)
+        flags, packed = 0x0800, _deflate(data)
+        if i == idx - 1:
+            flags, packed = 0x0808, cpacked + hidden
+            out += _local(name, flags, 8, 0, 0, 0) + packed + struct.pack("<4sIII", b"PK\x07\x08", ccrc,
+                                                                          len(packed), len(data))
+        elif i == idx:
+            packed = note_packed
+            out += note_record
+        else:
+            out += _local(name, flags, 8, zlib.crc32(data), len(packed), len(data)) + packed
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 0x0314, 20, flags, 8, 0, 0x21,
+                               zlib.crc32(data), len(packed), len(data), len(name), 0, 0, 0, 0, 0o100644 << 16,
+                               offset) + name
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(central), len(out), 0)
+    return bytes(out) + bytes(central) + end

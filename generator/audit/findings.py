@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
 from enum import Enum
@@ -66,6 +67,28 @@ def make_finding(code: str, severity: Severity, file: str, message: str, *, line
     return Finding(code=code, severity=severity, file=file, message=message, line=line, field=field,
                    value=claimed if value is _UNSET else value, rule=rule, fix=fix, claimed=claimed,
                    recomputed=recomputed, extra=dict(extra or {}), configurations=configurations)
+
+
+def cell_text(value: Any) -> str:
+    """A claimed or recomputed value as the files write it: `true`, `false`, `(empty)` for an empty cell or an
+    absent value, numbers and text as they are; never Python's `True` or `None`."""
+    if value is None or value == "":
+        return "(empty)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+# A finding that only follows from another one (a claimed cell contradicted because its evidence is missing)
+# names that cause in extra[FOLLOWS_FROM]; the terminal lists it under the cause (generator.audit.report).
+FOLLOWS_FROM = "follows_from"
+
+
+def follows_from(code: str, file: str) -> dict[str, Any]:
+    """The `extra` of a finding that follows from the finding `code` on `file`."""
+    return {FOLLOWS_FROM: {"code": code, "file": file}}
 
 
 def sort_key(f: Finding) -> tuple[int, str, int, str, str]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from generator.audit.findings import Finding, count_by_severity
+from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
 from generator.audit.textsafety import terminal_safe
 from generator.core.money import usd_amount
 from generator.core.termtext import escape_terminal
@@ -23,19 +23,53 @@ def location(f: Finding) -> str:
     return where
 
 
-def format_finding(f: Finding) -> str:
+def _values(f: Finding) -> str | None:
+    """`claimed: true; recomputed: false`, as the files write values; a value nothing recomputes is left out."""
+    if f.claimed is None and f.recomputed is None:
+        return None
+    if f.recomputed is None:
+        return f"  claimed: {escape_terminal(cell_text(f.claimed))}"
+    return f"  claimed: {escape_terminal(cell_text(f.claimed))}; recomputed: {escape_terminal(cell_text(f.recomputed))}"
+
+
+def format_finding(f: Finding, indent: str = "") -> str:
     """One finding as two to four lines: where, what, the rule and the fix."""
     # One line, whatever the message quotes.
     lines = [f"{location(f)}: {escape_terminal(f.message)} [{f.severity.value} {f.code}]"]
-    if f.claimed is not None or f.recomputed is not None:
-        lines.append(f"  claimed: {f.claimed!r}; recomputed: {f.recomputed!r}")
+    values = _values(f)
+    if values:
+        lines.append(values)
     if f.rule:
         lines.append(f"  rule: {f.rule}")
     if f.fix:
         lines.append(f"  fix: {f.fix}")
     # Input text reaches the terminal here: a bidirectional control or an escape sequence in a cell would
     # rewrite what the reader sees, so they are shown as <U+202E> instead.
-    return terminal_safe("\n".join(lines))
+    return terminal_safe("\n".join(indent + line for line in lines))
+
+
+def _cause_of(f: Finding) -> tuple[str, str] | None:
+    cause = f.extra.get(FOLLOWS_FROM)
+    return (cause["code"], cause["file"]) if isinstance(cause, dict) else None
+
+
+def grouped(findings: Sequence[Finding]) -> list[tuple[Finding, bool]]:
+    """The findings in their order, each one that follows from a listed cause moved under that cause:
+    (finding, whether it is listed under its cause). A finding whose cause is not listed keeps its place."""
+    causes = {(f.code, f.file) for f in findings if _cause_of(f) is None}
+    under: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        cause = _cause_of(f)
+        if cause is not None and cause in causes:
+            under.setdefault(cause, []).append(f)
+    out: list[tuple[Finding, bool]] = []
+    for f in findings:
+        cause = _cause_of(f)
+        if cause is not None and cause in causes:
+            continue
+        out.append((f, False))
+        out.extend((g, True) for g in under.pop((f.code, f.file), []))
+    return out
 
 
 def summary(findings: Sequence[Finding]) -> str:
@@ -46,8 +80,14 @@ def summary(findings: Sequence[Finding]) -> str:
 
 def format_findings(findings: Sequence[Finding], *, subject: str, max_findings: int) -> str:
     """All findings up to the cap, then the count of the rest and a summary line."""
-    shown = list(findings[:max_findings])
-    parts = [format_finding(f) for f in shown]
+    shown = grouped(findings)[:max_findings]
+    parts: list[str] = []
+    after_cause = False
+    for f, follows in shown:
+        if follows and not after_cause:  # the first consequence of the cause listed just above
+            parts.append("  following from it (fix the cause first):")
+        parts.append(format_finding(f, "    " if follows else ""))
+        after_cause = follows
     rest = len(findings) - len(shown)
     if rest > 0:
         parts.append(f"... and {rest} more findings not listed (raise --max-findings to list them)")
@@ -114,6 +154,9 @@ def format_decision(decision: dict[str, Any]) -> str:
         lines.append(f"Series decides: {'yes' if d['series_decides'] else 'no'}")
     for note in d["uncertainty"]:
         lines.append(f"  uncertainty: {note}")
+    for e in d.get("exclusions", []):
+        lines.append(f"  excluded attempt: {e['configuration']} {e['phase']} {e['run_index']} (line {e['line']}), "
+                     f"cause={escape_terminal(str(e['cause'] or ''))}")
     w = decision.get("window")
     if w:
         covering = (f"smallest covering package: {w['smallest_covering_days']} days" if w["smallest_covering_days"]

@@ -17,7 +17,7 @@ from generator.audit.load import CampaignInputs, RunFile
 from generator.audit.readers.csvtable import Table
 from generator.audit.readers.grid import Outcome, row_key, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
-from generator.audit.recompute import cost
+from generator.audit.recompute import attempts, cost
 from generator.core.errors import UsageError
 
 __all__ = ["CampaignInputs", "RunFile", "ValidationResult", "load_and_validate", "validate_campaign",
@@ -170,7 +170,7 @@ def _row_duration(outcome: Outcome, elapsed: Any, line: int, file: str, out: lis
                                 line=line, field="elapsed_seconds", value="0",
                                 rule="a failed run has no duration: empty means not recorded, 0 means a real zero",
                                 fix="leave elapsed_seconds empty for a failed run"))
-    if not outcome.failed and elapsed == 0:
+    if outcome.completed_run and elapsed == 0:
         out.append(make_finding("completed-run-timed-zero", E, file,
                                 "a completed run (no outcome= in notes) has elapsed_seconds 0: no run over the whole "
                                 "corpus takes zero seconds", line=line, field="elapsed_seconds", claimed=0,
@@ -178,7 +178,7 @@ def _row_duration(outcome: Outcome, elapsed: Any, line: int, file: str, out: lis
                                      "real zero",
                                 fix="write the measured duration; if it was not recorded, leave it empty and say why "
                                     "in notes, or write outcome=failed if the run did not complete"))
-    if not outcome.failed and elapsed is None:
+    if outcome.completed_run and elapsed is None:
         out.append(make_finding("missing-duration", E, file, "a completed run has no elapsed_seconds",
                                 line=line, field="elapsed_seconds", value="",
                                 rule="every completed run keeps its raw duration",
@@ -199,7 +199,7 @@ def _row_file(run: RunFile, row: dict[str, Any], line: int, file: str, outcome: 
                                     fix="use identifiers of letters, digits, '.', '_' and '-'" if odd else
                                     f"replace the link on the way to {rel} by a real folder or file inside the "
                                     "campaign folder"))
-    elif not run.exists and not (outcome.failed and not outcome.completed):
+    elif not run.exists and (outcome.completed_run or outcome.completed):
         out.append(make_finding("missing-prediction-file", E, rel, "the prediction file of this run attempt is missing",
                                 value=rel, rule=f"grid line {line} maps to {rel}",
                                 fix="add the run's id,label file; a failed run with completed=0 may have none"))
@@ -226,6 +226,7 @@ def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) ->
         first_line[key] = line
         _row_identity(key, line, grid.file, experiments, bool(protocol), out)
         outcome = row_outcome(row.get("notes"))
+        out.extend(attempts.row_outcome_findings(outcome, protocol, line, grid.file))
         _row_duration(outcome, row.get("elapsed_seconds"), line, grid.file, out)
         _row_file(runs[index], row, line, grid.file, outcome, template_ok, out)
 

@@ -6,6 +6,8 @@ import hashlib
 import re
 from pathlib import Path
 
+from generator.core.safefiles import open_regular
+
 BAGIT_TXT = "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n"
 PAYLOAD_ALGORITHMS = ("sha256",)  # the payload manifests build writes (bundlelayout)
 TAG_ALGORITHM = "sha256"
@@ -25,7 +27,7 @@ def decode_path(path: str) -> str:
 def digests(path: Path, algorithms: tuple[str, ...]) -> dict[str, str]:
     """Hex digests of one file for several algorithms, reading it once."""
     hashers = {a: hashlib.new(a) for a in algorithms}
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         while block := fh.read(CHUNK):
             for h in hashers.values():
                 h.update(block)

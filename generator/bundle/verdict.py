@@ -206,6 +206,9 @@ def _identity_lines(report: Report, where: str, fp: str | None) -> list[str]:
         return ["identity: NOT CHECKED: nothing shows who made this bundle; anyone can build one with any content"]
     if report.trust.given and report.trusted and not reasons:
         return _anchor_lines(report)
+    if report.trust.given and not fp and not reasons:  # no signer was read: nothing was compared with the anchor
+        return [f"identity: NOT CHECKED: no signer could be read to compare with the trust anchor "
+                f"({escape_terminal(report.trust.source)})"]
     if report.trust.given:
         reason = reasons[0] if reasons else IDENTITY_REASONS["untrusted-signer"]
         return [f"identity: FAILED: {reason} ({escape_terminal(report.trust.source)})"]

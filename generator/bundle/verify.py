@@ -45,6 +45,7 @@ from generator.bundle.signing import cert_fingerprint, verify_bytes
 from generator.bundle.verdict import Problem, Report, Trust
 from generator.core.errors import UsageError
 from generator.core.limits import Limits, limit_message, resolve
+from generator.core.safefiles import open_regular
 
 __all__ = ["Problem", "Report", "Trust", "load_trust", "verify_bundle"]
 SIGNATURE_CODES = frozenset({"bad-certificate", "bad-signature", "signer-mismatch"})  # MANIFEST.json's own
@@ -88,7 +89,7 @@ def _read(bag: _Bag, rel: str, cap: str = "max_file_bytes") -> bytes | None:
         if size > limit:
             bag.problem("too-large", rel, limit_message(cap, bag.limits, f"its size, {size} bytes,"))
             return None
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             return fh.read(limit + 1)
     except OSError as exc:
         bag.problem("unreadable", rel, f"cannot be read ({exc.strerror})")
@@ -176,7 +177,7 @@ def _hash_once(bag: _Bag, rel: str, size: int, algorithms: tuple[str, ...]) -> d
     if size > getattr(bag.limits, cap):
         bag.problem("too-large", rel, limit_message(cap, bag.limits, f"its size, {size} bytes,"))
         return None
-    with (bag.root / rel).open("rb") as fh:
+    with open_regular(bag.root / rel) as fh:
         data = fh.read(size + 1)
     bag.contents[rel] = data
     return {a: hashlib.new(a, data).hexdigest() for a in algorithms}

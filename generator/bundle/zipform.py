@@ -11,9 +11,10 @@ headers alone, before zipfile parses anything, so a central directory claiming m
 
 from __future__ import annotations
 
+import stat
 import struct
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO
 
 from generator.bundle.bundlelayout import MAX_DEPTH
@@ -36,6 +37,10 @@ class ZipLayoutError(Exception):
         self.entry, self.reason = entry, reason
 
 
+class ZipLimitError(ZipLayoutError):
+    """A plain zip past one of the limits (--max-zip-entries): refused before its central directory is read."""
+
+
 @dataclass(frozen=True)
 class Entry:
     """One central-directory entry, as its bytes say: name, flags, method, CRC, sizes and local header offset."""
@@ -49,6 +54,8 @@ class Entry:
     size: int
     offset: int
     extra: bytes
+    external: int = 0  # the external attributes: a Unix mode in the upper 16 bits
+    data_offset: int = 0  # where its compressed data starts, once its local header is read
 
 
 def _read_at(fh: BinaryIO, offset: int, size: int) -> bytes:
@@ -130,7 +137,7 @@ def _end_record(fh: BinaryIO, file_size: int, lim: Limits) -> tuple[int, int, in
     if disk or cd_disk or here != entries:
         raise ZipLayoutError("", "a zip split over several disks is not a bundle zip")
     if entries > lim.max_zip_entries:
-        raise ZipLayoutError("", limit_message("max_zip_entries", lim, f"{entries} entries"))
+        raise ZipLimitError("", limit_message("max_zip_entries", lim, f"{entries} entries"))
     if cd_offset + cd_size != end:
         raise ZipLayoutError("", "the central directory does not end where the end record starts (bytes before "
                                  "the zip, or between its parts)")
@@ -143,8 +150,8 @@ def _central(fh: BinaryIO, entries: int, cd_offset: int, cd_size: int) -> list[E
     for _ in range(entries):
         if data[pos:pos + 4] != CENTRAL or pos + 46 > len(data):
             raise ZipLayoutError("", "the central directory holds fewer entries than its end record counts")
-        (flags, method, crc, compressed, size, n_name, n_extra, n_comment, disk, offset) = struct.unpack_from(
-            "<4xHH4xIIIHHHH6xI", data, pos + 4)
+        (flags, method, crc, compressed, size, n_name, n_extra, n_comment, disk, external, offset) = \
+            struct.unpack_from("<4xHH4xIIIHHHH2xII", data, pos + 4)
         if pos + 46 + n_name + n_extra + n_comment > len(data):
             raise ZipLayoutError("", "a central directory entry overruns the central directory")
         raw = data[pos + 46:pos + 46 + n_name]
@@ -153,11 +160,24 @@ def _central(fh: BinaryIO, entries: int, cd_offset: int, cd_size: int) -> list[E
         if n_comment or disk:
             raise ZipLayoutError(name, "the entry has a comment or lies on another disk")
         size, compressed, at = _zip64_sizes(_extras(extra, name), size, compressed, offset, name)
-        out.append(Entry(name, raw, flags, method, crc, compressed, size, at or 0, extra))
+        _mode_check(name, external >> 16)
+        out.append(Entry(name, raw, flags, method, crc, compressed, size, at or 0, extra, external))
         pos += 46 + n_name + n_extra
     if pos != len(data):
         raise ZipLayoutError("", "the central directory holds more than its end record counts")
     return out
+
+
+def _mode_check(name: str, mode: int) -> None:
+    """A Unix mode (when one is written) of a plain file or folder, without setuid, setgid or sticky bits:
+    `bsdtar` extracts an entry as the device node, link or setuid program its mode says."""
+    kind = stat.S_IFMT(mode)
+    if kind == stat.S_IFLNK:
+        raise ZipLayoutError(name, "entry is a symbolic link; bundles hold plain files only")
+    wanted = stat.S_IFDIR if name.endswith("/") else stat.S_IFREG
+    if mode and (kind not in (0, wanted) or mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)):
+        raise ZipLayoutError(name, f"its mode {mode:o} is not a plain {'folder' if name.endswith('/') else 'file'}'s "
+                                   "(a device, link or setuid program to bsdtar)")
 
 
 def _descriptor(fh: BinaryIO, at: int, e: Entry) -> int:
@@ -191,6 +211,9 @@ def _local(fh: BinaryIO, at: int, e: Entry) -> int:
                                      "flags or method")
     if e.flags & ~_FLAGS_ALLOWED or e.method not in (0, 8):
         raise ZipLayoutError(e.name, "it is encrypted, or stored with a method other than stored or deflate")
+    if e.method == 0 and flags & 0x0008:  # a streaming reader searches a stored entry's data for its descriptor
+        raise ZipLayoutError(e.name, "it is stored uncompressed with a data descriptor, whose end only a search of "
+                                     "its data finds")
     end = at + 30 + n_name + n_extra + e.compressed
     size, compressed, _ = _zip64_sizes(blocks, size, compressed, None, e.name)
     deferred = bool(flags & 0x0008)  # a streaming writer leaves a value 0 here and gives it after the data
@@ -234,9 +257,15 @@ def check_layout(fh: BinaryIO, lim: Limits) -> list[Entry]:
     count, cd_offset, cd_size = _end_record(fh, file_size, lim)
     entries = _central(fh, count, cd_offset, cd_size)
     _names(entries)
-    at = 0
+    at, placed = 0, []
     for e in entries:
-        at = _local(fh, at, e)
+        start, at = at, _local(fh, at, e)
+        placed.append(replace(e, data_offset=_data_offset(fh, start)))
     if at != cd_offset:
         raise ZipLayoutError("", "bytes lie between the last entry and the central directory")
-    return entries
+    return placed
+
+
+def _data_offset(fh: BinaryIO, header: int) -> int:
+    n_name, n_extra = struct.unpack_from("<HH", _read_at(fh, header + 26, 4))
+    return header + 30 + n_name + n_extra

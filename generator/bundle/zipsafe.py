@@ -85,27 +85,50 @@ def _layout_problems(infos: list[zipfile.ZipInfo], max_total: int, lim: Limits, 
     return problems
 
 
-def _write_entries(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], dest: Path) -> list[Problem]:
-    """The checked entries written under `dest`; a stream longer than its header or unreadable is a problem."""
-    info = None
-    try:
-        for info in infos:
-            target = dest / info.filename
-            if info.is_dir():
+def _inflate_to(fh: BinaryIO, e: zipform.Entry, target: Path) -> str | None:
+    """Write one entry's data, inflated from its own bytes, and check it ends as the central directory says: its
+    deflate stream ends exactly at its compressed size (bytes after it are what a streaming reader such as
+    `bsdtar` in a pipe reads as further entries), with its declared size and CRC; else why not."""
+    fh.seek(e.data_offset)
+    left, written, crc = e.compressed, 0, 0
+    inflate = zlib.decompressobj(-15) if e.method == zipfile.ZIP_DEFLATED else None
+    with target.open("xb") as out:
+        while left:
+            pending = fh.read(min(CHUNK, left))
+            if not pending:
+                return "entry is cut short: the zip ends inside its data"
+            left -= len(pending)
+            while pending:
+                # never more than one byte past the declared size: a bomb stops here
+                block = pending if inflate is None else inflate.decompress(pending, e.size + 1 - written)
+                pending = b"" if inflate is None else inflate.unconsumed_tail
+                written += len(block)
+                if written > e.size:
+                    return "entry is larger than its header declares"
+                crc = zlib.crc32(block, crc)
+                out.write(block)
+    if inflate is not None and (not inflate.eof or inflate.unused_data):
+        return ("its deflate stream does not end exactly where its compressed size ends (a streaming reader "
+                "would read the bytes after it as other entries)")
+    if written != e.size or crc != e.crc:
+        return "entry's data does not match the size and CRC its header declares"
+    return None
+
+
+def _write_entries(fh: BinaryIO, entries: list[zipform.Entry], dest: Path) -> list[Problem]:
+    """The checked entries written under `dest` from the zip's own bytes; any departure is a problem."""
+    for e in entries:
+        target = dest / e.name
+        try:
+            if e.name.endswith("/"):
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            written = 0
-            with zf.open(info) as src, target.open("wb") as out:
-                # Trust no header: stop at the declared size even if the stream says otherwise.
-                while block := src.read(CHUNK):
-                    written += len(block)
-                    if written > info.file_size:
-                        return [_problem(info.filename, "entry is larger than its header declares")]
-                    out.write(block)
-    except (OSError, *_READ_ERRORS) as exc:
-        name = info.filename if info is not None else ""
-        return [_problem(name, f"entry cannot be extracted: {type(exc).__name__}: {exc}")]
+            problem = _inflate_to(fh, e, target)
+        except (OSError, zlib.error) as exc:
+            problem = f"entry cannot be extracted: {type(exc).__name__}: {exc}"
+        if problem is not None:
+            return [_problem(e.name, problem)]
     return []
 
 
@@ -132,6 +155,8 @@ def extract(zip_path: Path, dest: Path, *, max_total: int | None = None,
                 return [_problem(where, limit_message("max_bundle_bytes", lim, f"its size, {size} bytes,"))]
             entries = zipform.check_layout(fh, lim)
             return _extract_checked(fh, entries, size, dest, max_total, lim, where)
+    except zipform.ZipLimitError as exc:
+        return [_problem(where, exc.reason)]
     except zipform.ZipLayoutError as exc:
         return [_problem(exc.entry or where, f"not a plain bundle zip: {exc.reason}")]
     except OSError as exc:
@@ -151,10 +176,10 @@ def _extract_checked(fh: BinaryIO, entries: list[zipform.Entry], size: int, dest
         return [_problem(where, f"not a readable zip file: {exc}")]
     with zf:
         infos = zf.infolist()
-        if [i.filename for i in infos] != [e.name for e in entries] or \
-                [i.header_offset for i in infos] != [e.offset for e in entries]:
-            return [_problem(where, "not a plain bundle zip: zipfile reads other entries than its headers list")]
-        return _layout_problems(infos, max_total, lim, where) or _write_entries(zf, infos, dest)
+    seen = [(i.filename, i.header_offset, i.CRC, i.compress_size, i.file_size, i.compress_type) for i in infos]
+    if seen != [(e.name, e.offset, e.crc, e.compressed, e.size, e.method) for e in entries]:
+        return [_problem(where, "not a plain bundle zip: zipfile reads other entries than its headers list")]
+    return _layout_problems(infos, max_total, lim, where) or _write_entries(fh, entries, dest)
 
 
 def bag_root(dest: Path) -> Path:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from generator.core.errors import (
     OutputExistsError,
@@ -16,7 +18,8 @@ from generator.core.errors import (
     UnsafeFileError,
 )
 
-__all__ = ["MAX_KEY_FILE_BYTES", "SmallFile", "read_key_file", "sha256_file", "write_new_file", "write_new_files"]
+__all__ = ["MAX_KEY_FILE_BYTES", "SmallFile", "open_regular", "read_key_file", "sha256_file", "write_new_file",
+           "write_new_files"]
 
 # A PEM certificate chain or a PKCS#12 file is a few kilobytes; a megabyte is generous and still bounds memory.
 MAX_KEY_FILE_BYTES = 1 << 20
@@ -119,6 +122,16 @@ def write_new_files(folder: Path, files: dict[str, tuple[bytes, int]], what: str
 def write_new_file(path: Path, data: bytes, *, mode: int = 0o644, what: str = "file") -> Path:
     """Write one new file as `write_new_files` does: in full or not at all, never over an existing name."""
     return write_new_files(path.parent, {path.name: (data, mode)}, what)[0]
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading only if it is a regular file, never following a link nor blocking on a pipe:
+    a file swapped for a FIFO or a link after it was listed is an OSError, not a hang or a read elsewhere."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -72,6 +72,8 @@ def exclusions(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                             "rejected": c["completed"] - c["accepted_runs"]})
         if c["out_of_memory"]:
             reasons.append({"code": "out-of-memory", "count": c["out_of_memory"]})
+        if c["failures"] > c["out_of_memory"]:  # any other failed attempt: issue 31 item 5
+            reasons.append({"code": "failed", "count": c["failures"] - c["out_of_memory"]})
         if c["fits_window"] is False:
             reasons.append({"code": "window"})
         if c["fits_deadline"] is False:

@@ -15,6 +15,7 @@ from babel.support import NullTranslations, Translations
 
 from generator.core.errors import EnvironmentProblemError, UsageError
 from generator.core.fontconfig import font_files
+from generator.core.money import usd_decimal
 from generator.core.resources import locale_dir
 
 # The note's languages, as protocol.json and --lang name them, with the CLDR locale whose conventions it uses.
@@ -103,7 +104,7 @@ class Formats:
         '2.071,00 USD' in German. Exact: the amount is a Decimal from the cents, never a float."""
         if cents is None:
             return DASH
-        amount = (Decimal(cents) if isinstance(cents, str) else Decimal(int(cents))) / 100
+        amount = usd_decimal(cents if isinstance(cents, str) else int(cents))  # half up, as the terminal rounds
         pattern = self.locale.currency_formats["standard"].pattern.split(";")[0]
         if pattern.startswith("\u00a4"):
             pattern = "\u00a4\u00a4\u00a0" + pattern[1:]  # 'USD 2,071.00', never 'USD2,071.00'

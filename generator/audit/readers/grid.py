@@ -7,20 +7,39 @@ from dataclasses import dataclass
 from typing import Any
 
 FAILED_OUTCOMES = frozenset({"failed", "oom", "aborted"})
-_OUTCOME = re.compile(r"(?:^|[\s;])outcome\s*=\s*([a-z]+)")
+# `excluded` sets an attempt aside under an exclusion the protocol registered (its `cause=` names which).
+KNOWN_OUTCOMES = FAILED_OUTCOMES | {"ok", "excluded"}
+# The whole word after `outcome=` is read, so that `outcome=Failed` or `outcome=crashed` is an unknown outcome,
+# never a completed run.
+_OUTCOME = re.compile(r"(?:^|[\s;])outcome\s*=\s*([^\s;,]*)")
 _COMPLETED = re.compile(r"(?:^|[\s;])completed\s*=\s*([0-9]+)")
+_CAUSE = re.compile(r"(?:^|[\s;])cause\s*=\s*([^\s;,]*)")
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a row's notes say about the attempt: ok unless `outcome=failed|oom|aborted` is written."""
+    """What a row's notes say about the attempt: ok unless `outcome=failed|oom|aborted|excluded` is written."""
 
     status: str
     completed: int | None
+    cause: str | None = None
 
     @property
     def failed(self) -> bool:
         return self.status in FAILED_OUTCOMES
+
+    @property
+    def excluded(self) -> bool:
+        return self.status == "excluded"
+
+    @property
+    def known(self) -> bool:
+        return self.status in KNOWN_OUTCOMES
+
+    @property
+    def completed_run(self) -> bool:
+        """A run that went through (no outcome, or `outcome=ok`): the only kind timed and accepted."""
+        return self.status == "ok"
 
 
 def row_outcome(notes: str | None) -> Outcome:
@@ -28,7 +47,9 @@ def row_outcome(notes: str | None) -> Outcome:
     text = notes or ""
     m = _OUTCOME.search(text)
     c = _COMPLETED.search(text)
-    return Outcome(status=m.group(1) if m else "ok", completed=int(c.group(1)) if c else None)
+    cause = _CAUSE.search(text)
+    return Outcome(status=m.group(1) if m else "ok", completed=int(c.group(1)) if c else None,
+                   cause=cause.group(1) if cause else None)
 
 
 def row_key(row: dict[str, Any]) -> tuple[str, str, str, int]:

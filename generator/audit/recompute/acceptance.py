@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generator.audit import idsets
-from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.campaign import DEFAULT_FILES, prediction_path
+from generator.audit.findings import Finding, Severity, cell_text, follows_from, make_finding
 from generator.audit.readers.grid import row_outcome
 from generator.audit.readers.predictions import LabelFile
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
@@ -142,7 +143,8 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
         claimed = row.get(column)
         if claimed is not None and claimed != value:
             out.append(_mismatch(grid_file, line, column, claimed, value,
-                                 f"{column} {claimed!r} differs from the pre-registered {value!r}",
+                                 f"{column} {cell_text(claimed)} differs from the pre-registered "
+                                 f"{cell_text(value)}",
                                  "report the registered rule; a rule changed after the fact needs a new protocol "
                                  "and a new independent evaluation", code="rule-not-registered"))
     recomputed = {
@@ -153,6 +155,9 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
         "corpus_accepted": acc.corpus_accepted,
     }
     failed = row_outcome(row.get("notes")).failed
+    if not acc.file_present and not failed:
+        # Without the prediction file nothing is recomputed: every claim resting on it follows from that one cause.
+        return out + _without_evidence(row, line, acc, protocol, grid_file)
     for column, value in recomputed.items():
         claimed = row.get(column)
         if claimed is None or (failed and column == "corpus_accepted" and claimed is True):
@@ -163,8 +168,8 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
                 detail = (f" ({acc.duplicates} duplicates, {acc.missing} missing, {acc.extra} extra IDs; "
                           "equal row counts prove nothing: the sets were compared)")
             out.append(_mismatch(grid_file, line, column, claimed, value,
-                                 f"{column} claims {claimed!r}, the evidence gives {value!r}{detail}",
-                                 f"write {str(value).lower() if isinstance(value, bool) else value}, as recomputed"))
+                                 f"{column} claims {cell_text(claimed)}, the evidence gives {cell_text(value)}"
+                                 f"{detail}", f"write {cell_text(value)}, as recomputed from the prediction file"))
     claimed_q = row.get("quality_value")
     if claimed_q is not None and acc.quality_value is None:
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, None,
@@ -175,6 +180,34 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, round(acc.quality_value, 6),
                              f"quality_value claims {claimed_q}, the predictions give {acc.quality_value:.6f}",
                              "recompute the metric from the prediction file against the reference"))
+    return out
+
+
+# The claimed cells that only the run's prediction file can support (expected_ids comes from the expected list).
+_FROM_PREDICTIONS = ("observed_ids", "ids_match", "format_valid", "corpus_accepted", "quality_value")
+
+
+def _without_evidence(row: dict[str, Any], line: int, acc: Acceptance, protocol: dict[str, Any],
+                      grid_file: str) -> list[Finding]:
+    """The claims of a completed run whose prediction file is missing: each is unsupported, and the fix is the
+    cause's (restore the file, or record the run as failed), never to copy what an empty recomputation gives."""
+    out = []
+    if row.get("expected_ids") is not None and row["expected_ids"] != acc.expected_ids:
+        out.append(_mismatch(grid_file, line, "expected_ids", row["expected_ids"], acc.expected_ids,
+                             f"expected_ids claims {row['expected_ids']}, the expected list holds {acc.expected_ids}",
+                             f"write {acc.expected_ids}, the count of the expected list"))
+    pattern = {**DEFAULT_FILES, **protocol.get("files", {})}["predictions"]
+    rel = prediction_path(pattern, str(row.get("experiment_id")), str(row.get("variant_id")), str(row.get("phase")),
+                          row.get("run_index"))  # type: ignore[arg-type]  # a row with a file has its whole key
+    claimed_cells = [(c, row.get(c)) for c in _FROM_PREDICTIONS if row.get(c) not in (None, False, 0)]
+    for column, claimed in claimed_cells:
+        finding = _mismatch(grid_file, line, column, claimed, None,
+                            f"{column} claims {cell_text(claimed)}, but the run's prediction file {rel} is missing: "
+                            "nothing supports the claim",
+                            f"restore the run's prediction file {rel}, or record the run as failed "
+                            "(outcome=failed in its notes)")
+        out.append(replace(finding, rule="a claimed cell rests on the run's own prediction file",
+                           extra=follows_from("missing-prediction-file", rel)))
     return out
 
 

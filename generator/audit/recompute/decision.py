@@ -10,7 +10,17 @@ from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.grid import row_outcome
-from generator.audit.recompute import comparability, cost, measured_config, memory, runtimes, timing
+from generator.audit.recompute import (
+    attempts,
+    comparability,
+    cost,
+    measured_config,
+    memory,
+    provenance,
+    runtimes,
+    samework,
+    timing,
+)
 from generator.audit.recompute.acceptance import Acceptance, claim_findings, completed_findings, failed_run_findings
 from generator.audit.recompute.model import (
     Comparison,
@@ -142,6 +152,7 @@ def _row_checks(ctx: _Context, index: int, row: dict[str, Any], line: int, exp: 
         ctx.findings.extend(claim_findings(row, line, acc, ctx.protocol, ctx.grid_file))
         ctx.findings.extend(completed_findings(row, line, acc, ctx.grid_file))
     ctx.findings.extend(memory.invariant_findings(row, ctx.grid_file, line, ""))
+    ctx.findings.extend(provenance.driver_row_findings(row, line, ctx.grid_file))
     if exp is None:
         return
     tariff = ctx.tariffs.get((exp["rental"]["gpu"], exp["rental"]["duration_days"]))
@@ -169,6 +180,7 @@ class _Tally:
     accepted_runs: int = 0
     completed: int = 0
     oom: int = 0
+    failed: list[str] = dataclass_field(default_factory=list)  # the outcome of each failed attempt
 
 
 def _tally(ctx: _Context, rows: list[Row]) -> _Tally:
@@ -180,11 +192,12 @@ def _tally(ctx: _Context, rows: list[Row]) -> _Tally:
         if outcome.failed:
             t.failures[row["phase"]] += 1
             t.oom += outcome.status == "oom"
-        else:
+            t.failed.append(outcome.status)
+        elif outcome.completed_run:  # an excluded or unknown outcome is neither timed nor a failure
             t.completed += 1
             if row.get("elapsed_seconds") is not None:
                 t.durations[row["phase"]].append(float(row["elapsed_seconds"]))
-        if acc is not None and acc.corpus_accepted and not outcome.failed:
+        if acc is not None and acc.corpus_accepted and outcome.completed_run:
             t.accepted_runs += 1
             t.accepted_corpora.add(str(row.get("corpus_revision")))
         t.runs.append(Run(line=line, phase=row["phase"], run_index=row["run_index"], outcome=outcome.status,
@@ -219,6 +232,9 @@ def _reasons(t: _Tally, package: Package, window: Window) -> tuple[str, ...]:
                                            "accepted"))
     if t.oom:
         reasons.append(f"not memory-feasible: {t.oom} out-of-memory failure(s) kept as failure observations")
+    failed = attempts.failure_reason(t.failed)
+    if failed:
+        reasons.append(failed)
     if not package.covers_window:
         reasons.append("the package does not cover the campaign window")
     if not window.ends_before_deadline:
@@ -254,7 +270,7 @@ def _configuration(ctx: _Context, exp: dict[str, Any], variant: dict[str, Any], 
         attempts=len(rows), completed=t.completed, failures=t.failures["cold"] + t.failures["warm"],
         out_of_memory=t.oom, accepted_runs=t.accepted_runs, accepted_unique_corpora=distinct, accepted=accepted,
         memory_feasible=t.oom == 0, fits_window=package.covers_window, fits_deadline=window.ends_before_deadline,
-        admissible=accepted and t.oom == 0 and package.covers_window and window.ends_before_deadline,
+        admissible=accepted and not t.failed and package.covers_window and window.ends_before_deadline,
         reasons=_reasons(t, package, window), committed_budget_usd_minor=total, price_status=package.price_status,
         duration_days=package.duration_days,
         cost_per_accepted_result=(cost.per_result(total, distinct) if total is not None else
@@ -262,7 +278,7 @@ def _configuration(ctx: _Context, exp: dict[str, Any], variant: dict[str, Any], 
 
 
 def _comparisons(exp_configs: list[Configuration]) -> tuple[Comparison, ...]:
-    return tuple(Comparison.of(a.id, b.id, timing.separation(a.timing.warm, b.timing.warm))
+    return tuple(Comparison.of(a.id, b.id, attempts.separation(a.timing.warm, b.timing.warm))
                  for i, a in enumerate(exp_configs) for b in exp_configs[i + 1:])
 
 
@@ -306,6 +322,9 @@ def recompute(protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any
     for file, doc in sorted(measurements.items()):
         ctx.findings.extend(memory.check_measurement(doc, file))
     ctx.findings.extend(runtimes.run_time_findings(protocol, measurements, grid_file, rows, lines))
+    ctx.findings.extend(attempts.series_findings(protocol, "protocol.json"))
+    ctx.findings.extend(provenance.measurement_findings(protocol, measurements))
+    ctx.findings.extend(samework.same_work_findings(protocol, rows, grid_file, measurements))
     by_exp = _rows_by_experiment(rows, lines)
     configs: list[Configuration] = []
     experiments: list[Experiment] = []

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from generator.audit.findings import Finding
-from generator.audit.recompute import timing
+from generator.audit.recompute import attempts
 from generator.audit.recompute.model import (
     Configuration,
     Decision,
@@ -75,7 +75,7 @@ def _entry(c: Configuration) -> RankEntry:
 def _pairs(pairs: list[tuple[Configuration, Configuration]]) -> tuple[Tie, ...]:
     out = []
     for a, b in pairs:
-        sep = timing.separation(a.timing.warm, b.timing.warm)
+        sep = attempts.separation(a.timing.warm, b.timing.warm)
         out.append(Tie(configurations=(a.id, b.id), timing_decides=sep.decides, reason=sep.reason))
     return tuple(out)
 
@@ -141,7 +141,13 @@ def _answered(configs: Sequence[Configuration], priced: list[Configuration],
 
 
 def decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[list[Configuration], Decision]:
-    """The configurations with their evidence, and the decision from them and every attributed finding."""
+    """The configurations with their evidence, and the decision from them and every attributed finding; whatever
+    the decision, it lists every attempt set aside as excluded."""
+    gated, decision = _decide(configs, findings)
+    return gated, replace(decision, exclusions=attempts.exclusions(gated) or None)
+
+
+def _decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[list[Configuration], Decision]:
     gated = with_evidence(configs, findings)
     shared = [f for f in findings if f.is_error and f.shared_input]
     if shared:

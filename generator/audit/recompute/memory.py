@@ -71,19 +71,23 @@ def _warm_rows_after_failure(phases: list[dict[str, Any]], failed_at: int, warm:
     `measure run` stops after the failed phase; a campaign may go on with the next repeats. Either way the
     warm rows are numbered 1, 2, 3 ... without a gap or a repeat, never beyond the declared repeats, and a
     failed warm_forward r comes after the rows of repeats 1..r-1 (so a slow or failed repeat cannot vanish).
+    A record that goes on after the failure goes on to the last declared repeat: one that stops on a
+    completed repeat short of it has dropped the repeats after (the last repeat of the OOM variant, say).
     """
     failed = phases[failed_at]
     reached = failed.get("repeat") if failed["phase"] == "warm_forward" else 0
-    if warm == list(range(1, len(warm) + 1)) and len(warm) <= repeats and len(warm) >= (reached or 0):
+    ends = phases[-1]["status"] == "failed" or len(warm) == repeats
+    if warm == list(range(1, len(warm) + 1)) and len(warm) <= repeats and len(warm) >= (reached or 0) and ends:
         return []
     expected = f"1..{reached}" if reached else "none required"
+    want = max(reached or 0, len(warm)) if ends else repeats
     return [make_finding("warm-rows-mismatch", E, file,
                          f"warm_forward rows are repeats {warm} where phase {failed_at} ({failed['phase']}"
                          f"{f' repeat {reached}' if reached else ''}) failed: every repeat attempted up to the "
-                         f"failure needs its row ({expected}), numbered without gaps up to configuration.repeats "
-                         f"{repeats}",
+                         f"failure needs its row ({expected}), numbered without gaps; a record that goes on after the "
+                         f"failure keeps every repeat up to configuration.repeats {repeats}",
                          field="/phases", claimed=warm,
-                         recomputed=list(range(1, max(reached or 0, len(warm)) + 1))[:repeats],
+                         recomputed=list(range(1, min(want, repeats) + 1)),
                          rule="one warm_forward row per attempted repeat, up to the failure",
                          fix="keep one warm_forward row per attempted repeat, the failed one included; never drop "
                              "or renumber a repeat")]
@@ -146,14 +150,14 @@ def outcome_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict
     outcome = row_outcome(row.get("notes"))
     status, error = phase.get("status"), phase.get("error")
     rule = f"the grid row and {doc_file} describe the same run"
-    if status == "ok" and outcome.failed:
+    if status == "ok" and (outcome.failed or outcome.excluded):
         return [make_finding("outcome-disagrees-measurement", E, grid_file,
                              f"the row says outcome={outcome.status}, {doc_file} recorded this run as completed "
                              f"({phase.get('phase')}, {phase.get('elapsed_seconds')} s)", line=line, field="notes",
                              claimed=outcome.status, recomputed="ok", rule=rule,
                              fix="report the run as it happened: a completed run keeps its row, its duration and "
-                                 "its outcome; a slow run is explained in notes, never declared failed")]
-    if status == "failed" and not outcome.failed:
+                                 "its outcome; a slow run is explained in notes, never declared failed or excluded")]
+    if status == "failed" and outcome.status == "ok":
         return [make_finding("outcome-disagrees-measurement", E, grid_file,
                              f"the row is a completed run (no outcome= in notes), {doc_file} recorded this run as "
                              f"failed ({error})", line=line, field="notes", claimed="ok", recomputed="failed",

@@ -11,7 +11,8 @@ from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 __all__ = [
     "CampaignSummary", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision", "DecisionDocument",
     "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint", "Measurement", "Package",
-    "PackageCover", "PhaseTiming", "QualityRule", "RankEntry", "Recomputation", "Run", "Separation", "Tie",
+    "PackageCover", "PhaseTiming", "QualityRule", "RankEntry", "Recomputation", "Run", "RunExclusion", "Separation",
+    "Tie",
     "Timing", "Tool", "Unpriced", "Window",
 ]
 
@@ -262,6 +263,17 @@ class Excluded(JsonRecord):
 
 
 @dataclass(frozen=True)
+class RunExclusion(JsonRecord):
+    """An attempt set aside under an exclusion the protocol registered: where it is and the cause its notes name."""
+
+    configuration: str
+    line: int
+    phase: str
+    run_index: int
+    cause: str | None
+
+
+@dataclass(frozen=True)
 class Tie(JsonRecord):
     """A pair whose order rests on time, and whether the warm series decides it."""
 
@@ -286,6 +298,9 @@ class Decision(JsonRecord):
     shared_errors: tuple[FindingRef, ...]
     excluded: tuple[Excluded, ...]
     reason: str
+    # Every attempt set aside as excluded (the note lists each one); absent when none was, so that a decision
+    # without exclusions reads as before.
+    exclusions: tuple[RunExclusion, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)

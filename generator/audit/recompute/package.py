@@ -23,8 +23,13 @@ class _Files(NamedTuple):
 
 
 def covers_window(window: Window, days: int) -> bool:
-    """Whether a package of `days` covers the window's hours."""
-    return Decimal(window.hours) <= days * 24
+    """Whether a package of `days` covers the window: a package exactly as long as the window covers it.
+
+    Taken from the window's exact coverage (cost.coverage, on the real timeline), never from its hours as
+    shown, which are rounded to 0.01 h: a 7-day window and one second more shows "168" but is not covered.
+    """
+    exact = next((p.covers for p in window.packages if p.days == days), None)
+    return exact if exact is not None else Decimal(window.hours) <= days * 24
 
 
 def _coverage_findings(out: list[Finding], files: _Files, exp: dict[str, Any], rows: list[Row],

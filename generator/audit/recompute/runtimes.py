@@ -1,31 +1,17 @@
-"""Time is evidence: every recorded run after the registration, inside the registered window, before the deadline."""
+"""Time is evidence: runs after the registration, inside the window, before the deadline; then order and durations."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
-from generator.audit.recompute import cost, memory
+from generator.audit.recompute import cost, durations, memory, runorder, runphases
+from generator.audit.recompute.runphases import parse_utc
 from generator.core.errors import UsageError
 
-_STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?Z$")
 # The grid has no time column: a run's times live in its measurement phase; the row is pointed at by its duration.
 GRID_FIELD = "elapsed_seconds"
-
-
-def parse_utc(text: Any) -> datetime | None:
-    """A `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` stamp as an aware UTC datetime; None when it is no such moment."""
-    match = _STAMP.match(text) if isinstance(text, str) else None
-    if match is None:
-        return None
-    y, mo, d, h, mi, s, frac = match.groups()
-    try:
-        return datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), int((frac or "0").ljust(6, "0")),
-                        tzinfo=UTC)
-    except ValueError:  # 2026-02-30 matches the pattern but is no date
-        return None
 
 
 def _bounds(protocol: dict[str, Any]) -> dict[str, datetime] | None:
@@ -147,18 +133,43 @@ def _check_phase(report: _Report, protocol: dict[str, Any], bounds: dict[str, da
                "a result delivered after the deadline does not answer the registered question")
 
 
+def _devices(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Measurement file -> (experiment, device): the files whose runs share one rented GPU."""
+    return {v["measurement"]: (exp["id"], str((measurements[v["measurement"]].get("environment") or {}).get("device")))
+            for exp in protocol.get("experiments", []) for v in exp.get("variants", [])
+            if v.get("measurement") in measurements}
+
+
+def _cross_checks(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]],
+                  timed: list[tuple[str, int, dict[str, Any]]]) -> list[Finding]:
+    """All or none of a file's phases dated, in their order, no two runs at once on a device, the registered
+    order of the warm runs."""
+    dated = [runphases.Dated(file, i, p, start, end) for file, i, p in timed
+             if (start := parse_utc(p.get("started_at"))) is not None
+             and (end := parse_utc(p.get("ended_at"))) is not None and start <= end]
+    by_file: dict[str, list[runphases.Dated]] = {}
+    for d in dated:
+        by_file.setdefault(d.file, []).append(d)
+    return (runphases.partial_findings(measurements) + runphases.order_findings(dated)
+            + runphases.overlap_findings(dated, _devices(protocol, measurements))
+            + runorder.order_findings(protocol, measurements, by_file))
+
+
 def run_time_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], grid_file: str,
                       rows: list[dict[str, Any]], lines: list[int]) -> list[Finding]:
-    """Prove each recorded phase time against registered_at, the window (in its zone) and the deadline.
+    """Prove each recorded phase time against registered_at, the window (in its zone) and the deadline, the
+    phases' order and the run order, and each grid duration against its measured run.
 
     An error is reported on the measurement phase and on the grid row of the same run, so that it concerns
     that configuration; a campaign with no recorded time at all gets one warning on protocol.json.
     """
     timed = [(file, i, p) for file, doc in sorted(measurements.items()) for i, p in enumerate(doc["phases"])
              if "started_at" in p or "ended_at" in p]
-    out = _coverage(measurements, timed)
-    bounds = _bounds(protocol) if timed else None
-    if bounds is None:
+    bounds = _bounds(protocol)
+    out = _coverage(measurements, timed) + _cross_checks(protocol, measurements, timed)
+    out += durations.duration_findings(protocol, measurements, grid_file, rows, lines,
+                                       (bounds["start"], bounds["end"]) if bounds else None)
+    if bounds is None or not timed:
         return out
     report = _Report(measurements, grid_file, _grid_lines(protocol, measurements, rows, lines), out)
     for file, index, phase in timed:

@@ -1,0 +1,119 @@
+"""A grid duration against its measured run: no shorter than the work measured, no longer than its dating allows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.recompute import memory
+from generator.audit.recompute.runphases import TOLERANCE_S, parse_utc, seconds
+
+GRID_FIELD = "elapsed_seconds"
+# Timer steps done on the device inside the measured phase (the phase is then the timer); steps before it on the
+# host (reading, tokenising) may start once the process ended its previous phase, steps after it (materialising,
+# scoring, writing) must stop before the process starts its next one.
+DEVICE_STEPS = frozenset({"transfer", "inference"})
+BEFORE_STEPS = frozenset({"read_corpus", "tokenization"})
+# The host steps a measured phase leaves out never weigh more than the forward pass it measured: a run is at
+# least half its measured work (the runners time the whole scope inside the phase, a ratio of 1).
+HOST_SHARE = 1.0
+_RULE = ("elapsed_seconds, by the registered timer scope, includes its run's measured forward pass (when the timer "
+         "covers inference) and lasts no longer than the phase's bracket, extended only by the covered host steps "
+         "while its process runs no other phase, and by at most the measured phase's own length")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _allowed(doc: dict[str, Any], phase: dict[str, Any], start: datetime, end: datetime, covers: set[str],
+             window: tuple[datetime, datetime] | None) -> tuple[float, str]:
+    """The longest the run's timer can have run, and why."""
+    bracket = seconds(start, end)
+    said = f"its measured phase lasted {bracket:g} s ({phase['started_at']} to {phase['ended_at']})"
+    if covers <= DEVICE_STEPS:
+        return bracket, said + " and the timer covers only transfer and inference"
+    others = [(s, e) for p in doc["phases"] if p is not phase
+              and (s := parse_utc(p.get("started_at"))) is not None and (e := parse_utc(p.get("ended_at"))) is not None]
+    t0 = max((e for _, e in others if e <= start), default=window[0] if window else start) \
+        if covers & BEFORE_STEPS else start
+    t1 = min((s for s, _ in others if s >= end), default=window[1] if window else end) \
+        if covers - DEVICE_STEPS - BEFORE_STEPS else end
+    idle, cap = seconds(t0, t1), bracket * (1 + HOST_SHARE)
+    if idle <= cap:
+        return idle, said + f", and its process ran no other phase only from {_stamp(t0)} to {_stamp(t1)}"
+    return cap, said + ", and the host steps it leaves out add at most as much again"
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _row(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], row: dict[str, Any],
+         line: int, grid_file: str, window: tuple[datetime, datetime] | None) -> list[Finding] | str:
+    """The row's duration against its measured phase; the reason, when no measured phase stands behind it."""
+    claimed = _number(row.get(GRID_FIELD))
+    exp = next((e for e in protocol.get("experiments", []) if e.get("id") == row.get("experiment_id")), None)
+    variant = next((v for v in (exp or {}).get("variants", []) if v.get("id") == row.get("variant_id")), None)
+    if claimed is None or variant is None or row.get("phase") not in ("cold", "warm") \
+            or not isinstance(row.get("run_index"), int):
+        return []
+    file = variant.get("measurement")
+    doc = measurements.get(file) if file else None
+    phase = memory.phase_for_row(doc, row["phase"], row["run_index"]) if doc is not None else None
+    work = _number(phase.get("elapsed_seconds")) if phase is not None else None
+    if file is not None and doc is None:
+        return []  # linked but unreadable: its own finding says so
+    if phase is None or work is None:
+        return ("no measurement is linked to the variant" if file is None else
+                f"{file} has no measured phase with a duration for {row['phase']} run {row['run_index']}")
+    covers = set(protocol.get("timer", {}).get("covers", []))
+    if "inference" in covers and claimed + TOLERANCE_S < work:
+        return [make_finding("duration-below-measured", Severity.ERROR, grid_file,
+                             f"elapsed_seconds {claimed:g} is shorter than the {work:g} s its own measurement "
+                             f"({file}, {phase['phase']}) timed for the work it includes", line=line,
+                             field=GRID_FIELD, claimed=claimed, recomputed=work, rule=_RULE,
+                             fix=f"write the duration the timer measured ({work:g} s or more, by the timer scope); "
+                                 "a duration is never typed or cut")]
+    start, end = parse_utc(phase.get("started_at")), parse_utc(phase.get("ended_at"))
+    if doc is None or start is None or end is None or end < start:
+        return []
+    allowed, why = _allowed(doc, phase, start, end, covers, window)
+    if claimed <= allowed + TOLERANCE_S:
+        return []
+    return [make_finding("duration-beyond-bracket", Severity.ERROR, grid_file,
+                         f"elapsed_seconds {claimed:g} is longer than {file} allows for this run ({allowed:g} s): "
+                         f"{why}", line=line, field=GRID_FIELD, claimed=claimed, recomputed=round(allowed, 6),
+                         rule=_RULE, fix="write the duration the timer measured; a duration longer than its run's "
+                                         "dating allows was not measured")]
+
+
+def _unmeasured(grid_file: str, config: str, rows: list[tuple[int, float, str]]) -> Finding:
+    """One warning per configuration for its durations without a measured phase behind them."""
+    shown = "; ".join(f"line {line}: {claimed:g} s, {why}" for line, claimed, why in rows[:3])
+    more = f"; and {len(rows) - 3} more" if len(rows) > 3 else ""
+    return make_finding("duration-unmeasured", Severity.WARNING, grid_file,
+                        f"{len(rows)} elapsed_seconds of {config} have no measurement behind them, typed by hand "
+                        f"({shown}{more}): nothing proves them", line=rows[0][0], field=GRID_FIELD,
+                        claimed=rows[0][1], rule=_RULE,
+                        fix="measure the runs with `gpu-audit campaign run` or `gpu-audit measure run` and link "
+                            "each variant to its measurement")
+
+
+def duration_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], grid_file: str,
+                      rows: list[dict[str, Any]], lines: list[int],
+                      window: tuple[datetime, datetime] | None) -> list[Finding]:
+    """Every grid elapsed_seconds against the measured phase of the same run (cold run 1 = cold_forward, warm run
+    r = warm_forward repeat r); durations with no measured phase behind them are one warning per configuration."""
+    out: list[Finding] = []
+    unmeasured: dict[str, list[tuple[int, float, str]]] = {}
+    for row, line in zip(rows, lines, strict=False):
+        found = _row(protocol, measurements, row, line, grid_file, window)
+        if isinstance(found, str):
+            config = f"{row['experiment_id']}/{row['variant_id']}"
+            unmeasured.setdefault(config, []).append((line, float(row[GRID_FIELD]), found))
+        else:
+            out.extend(found)
+    out.extend(_unmeasured(grid_file, config, found_rows) for config, found_rows in unmeasured.items())
+    return out

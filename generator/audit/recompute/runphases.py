@@ -1,0 +1,145 @@
+"""A measurement dates all its phases or none, in their order, each no shorter than its work, none overlapping."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from generator.audit.findings import Finding, Severity, make_finding
+
+# The order a runner goes through a measurement's phases; warm_forward rows follow by repeat.
+PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup", "warm_forward")
+# Clocks and the files' six decimals: a millisecond is no defect, and far below any run worth comparing.
+TOLERANCE_S = 0.001
+_FIX = ("keep the times the runner wrote for every phase; a run whose times were edited or removed cannot prove "
+        "when it ran, and is measured again inside the window")
+_STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$")
+
+
+def parse_utc(text: Any) -> datetime | None:
+    """A `YYYY-MM-DDTHH:MM:SS[.ffffff]` stamp with `Z` or an offset (`+02:00`) as the UTC instant it names;
+    None when it is no such moment. Two stamps are compared as instants, never as text."""
+    match = _STAMP.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    y, mo, d, h, mi, s, frac, zone = match.groups()
+    try:
+        offset = UTC if zone == "Z" else timezone((-1 if zone[0] == "-" else 1)
+                                                  * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
+        return datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), int((frac or "0").ljust(6, "0")),
+                        tzinfo=offset).astimezone(UTC)
+    except (ValueError, OverflowError):  # 2026-02-30 matches the pattern but is no date; +24:00 is no offset
+        return None
+
+
+@dataclass(frozen=True)
+class Dated:
+    """One measurement phase placed on the timeline by its own started_at and ended_at."""
+
+    file: str
+    index: int
+    phase: dict[str, Any]
+    start: datetime
+    end: datetime
+
+    @property
+    def run(self) -> str:
+        """The phase as a reader names it: `warm_forward repeat 2`."""
+        repeat = self.phase.get("repeat")
+        return str(self.phase.get("phase")) + (f" repeat {repeat}" if repeat else "")
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        name = self.phase.get("phase")
+        repeat = self.phase.get("repeat")
+        return (PHASE_ORDER.index(name) if name in PHASE_ORDER else len(PHASE_ORDER),
+                repeat if isinstance(repeat, int) else 0)
+
+
+def seconds(a: datetime, b: datetime) -> float:
+    return (b - a).total_seconds()
+
+
+def partial_findings(measurements: dict[str, dict[str, Any]]) -> list[Finding]:
+    """A file that dates one phase dates them all: one undated phase beside dated ones could be the one that ran
+    outside the window, its times removed."""
+    out = []
+    for file, doc in sorted(measurements.items()):
+        phases = doc["phases"]
+        undated = [i for i, p in enumerate(phases) if "started_at" not in p and "ended_at" not in p]
+        if not undated or len(undated) == len(phases):
+            continue
+        first = phases[undated[0]]
+        name = str(first.get("phase")) + (f" repeat {first['repeat']}" if first.get("repeat") else "")
+        out.append(make_finding(
+            "run-times-partial", Severity.ERROR, file,
+            f"{file} dates {len(phases) - len(undated)} of its {len(phases)} phases and leaves {len(undated)} "
+            f"undated (the first: /phases/{undated[0]}, {name}): the undated runs cannot be placed after the "
+            "registration, inside the window and before the deadline", field=f"/phases/{undated[0]}",
+            claimed=len(phases) - len(undated), recomputed=len(phases),
+            rule="a measurement that dates one phase dates them all", fix=_FIX))
+    return out
+
+
+def order_findings(dated: list[Dated]) -> list[Finding]:
+    """Within a file, each phase starts after the one before it ends (model_load, inputs, cold_forward, warmup,
+    warm_forward by repeat); each phase lasts at least its own elapsed_seconds."""
+    out = []
+    by_file: dict[str, list[Dated]] = {}
+    for d in dated:
+        by_file.setdefault(d.file, []).append(d)
+    for file, phases in sorted(by_file.items()):
+        ordered = sorted(phases, key=lambda d: d.rank)
+        for before, after in zip(ordered, ordered[1:], strict=False):
+            if seconds(after.start, before.end) > TOLERANCE_S:
+                out.append(make_finding(
+                    "run-times-out-of-order", Severity.ERROR, file,
+                    f"{after.run} started at {after.phase['started_at']}, before {before.run} of the same file ended "
+                    f"({before.phase['ended_at']})", field=f"/phases/{after.index}/started_at",
+                    claimed=after.phase["started_at"], recomputed=before.phase["ended_at"],
+                    rule="a measurement's phases run one after the other, in the order "
+                         + ", ".join(PHASE_ORDER) + " (warm runs by repeat)", fix=_FIX))
+        for d in ordered:
+            work = d.phase.get("elapsed_seconds")
+            lasted = seconds(d.start, d.end)
+            if isinstance(work, (int, float)) and not isinstance(work, bool) and lasted + TOLERANCE_S < work:
+                out.append(make_finding(
+                    "run-time-bracket-short", Severity.ERROR, file,
+                    f"{d.run} lasted {lasted:g} s from started_at {d.phase['started_at']} to ended_at "
+                    f"{d.phase['ended_at']}, less than the {work:g} s it measured itself: its end was moved",
+                    field=f"/phases/{d.index}/ended_at", claimed=d.phase["ended_at"], recomputed=work,
+                    rule="a phase's started_at and ended_at bracket its own elapsed_seconds", fix=_FIX))
+    return out
+
+
+def _overlap(d: Dated, o: Dated, device: str, experiment: str) -> Finding:
+    return make_finding(
+        "runs-overlap", Severity.ERROR, d.file,
+        f"{d.run} ran from {d.phase['started_at']} to {d.phase['ended_at']} while {o.run} of {o.file} ran on the "
+        f"same device ({device}, experiment {experiment}) from {o.phase['started_at']} to {o.phase['ended_at']}",
+        field=f"/phases/{d.index}/started_at", claimed=d.phase["started_at"], recomputed=o.phase["ended_at"],
+        rule="runs on one device follow one another; two runs at once share the GPU, and neither is timed alone",
+        fix=_FIX)
+
+
+def overlap_findings(dated: list[Dated], device_of: dict[str, tuple[str, str]]) -> list[Finding]:
+    """No two runs of different files on one device (experiment rental and device) overlap in time: both runs
+    are reported, each on its own file."""
+    out: dict[tuple[str, int], Finding] = {}
+    groups: dict[tuple[str, str], list[Dated]] = {}
+    for d in dated:
+        if d.file in device_of:
+            groups.setdefault(device_of[d.file], []).append(d)
+    for (experiment, device), phases in sorted(groups.items()):
+        latest: dict[str, Dated] = {}  # file -> its phase ending last among those started so far
+        for d in sorted(phases, key=lambda d: (d.start, d.file, d.index)):
+            others = [o for f, o in latest.items() if f != d.file and seconds(d.start, o.end) > TOLERANCE_S]
+            if others:
+                o = max(others, key=lambda o: o.end)
+                out.setdefault((d.file, d.index), _overlap(d, o, device, experiment))
+                out.setdefault((o.file, o.index), _overlap(o, d, device, experiment))
+            if d.file not in latest or d.end > latest[d.file].end:
+                latest[d.file] = d
+    return list(out.values())

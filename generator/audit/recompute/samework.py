@@ -1,0 +1,141 @@
+"""One answer, one kind of work: configurations of different experiments differ only in hardware and precision."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from generator.audit.campaign import PROTOCOL_FILE
+from generator.audit.findings import Finding, Severity, make_finding
+
+CODE = "different-work"
+E = Severity.ERROR
+# The work as `experiments[].fixed` registers it. Precision is left out on purpose: the seeds let a second series
+# change the precision or the hardware (and requalify it under the one quality rule, which acceptance applies to
+# every variant); the hardware is not in `fixed` at all (rental, gpu_model, environment).
+WORK_KEYS = ("corpus_revision", "input_order", "model_revision", "tokenizer_revision", "batch", "context",
+             "truncation", "padding", "seed")
+WARMUP_KEYS = ("iterations", "inputs", "recompilation")
+# Grid columns that give a work key's value where the protocol leaves it open (null): an unregistered value is
+# still the work done, and two experiments that leave it open may not do different work unseen.
+GRID_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision", "batch", "context", "seed")
+# The measurement's `model` keys that name the experiment's fixed revisions.
+MODEL_KEYS = {"revision": "model_revision", "tokenizer_revision": "tokenizer_revision"}
+_MISSING: Any = object()
+RULE = ("configurations ranked in one answer do the same work: across experiments only the hardware and the "
+        "precision may differ, within one only its declared variable")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One experiment's value of one fact of the work, as the file that states it writes it."""
+
+    experiment: str
+    field: str  # the protocol path of the fact for this experiment
+    value: Any
+    written: str  # the value as its file writes it
+    source: str  # the file it is read from
+
+
+def written_json(value: Any) -> str:
+    """A JSON value as protocol.json writes it (`null`, `256`, `"left"`); an absent key says so."""
+    return "not written" if value is _MISSING else json.dumps(value, ensure_ascii=False)
+
+
+def _same(a: Stated, b: Stated) -> bool:
+    if a.value is None or b.value is None:
+        return a.value is b.value
+    # A grid cell is read as a number or text; the protocol's 4 and the grid's 4 are one batch.
+    return str(a.value) == str(b.value)
+
+
+def _grid_value(rows: list[dict[str, Any]], exp_id: str, column: str) -> Any:
+    """The one value the experiment's rows give a column; None when they give none or several (those are
+    not-comparable findings already)."""
+    seen = {str(r[column]): r[column] for r in rows
+            if r.get("experiment_id") == exp_id and r.get(column) is not None}
+    return next(iter(seen.values())) if len(seen) == 1 else None
+
+
+def _stated(exp: dict[str, Any], index: int, key: str, rows: list[dict[str, Any]], grid_file: str) -> Stated | None:
+    """What one experiment registers for a work key; None where the key is its declared variable."""
+    if key in WARMUP_KEYS:
+        value = exp["warmup"].get(key, _MISSING)
+        return Stated(exp["id"], f"/experiments/{index}/warmup/{key}", value, written_json(value), PROTOCOL_FILE)
+    if key == exp["variable"]:
+        return None
+    where = f"/experiments/{index}/fixed/{key}"
+    value = exp["fixed"].get(key)
+    if value is None and key in GRID_COLUMNS:
+        cell = _grid_value(rows, exp["id"], key)
+        if cell is not None:
+            return Stated(exp["id"], where, cell, str(cell), grid_file)
+    return Stated(exp["id"], where, value, written_json(exp["fixed"].get(key, _MISSING)), PROTOCOL_FILE)
+
+
+def _label(key: str) -> str:
+    return f"warmup.{key}" if key in WARMUP_KEYS else key
+
+
+def _describe(s: Stated) -> str:
+    if s.source == PROTOCOL_FILE:
+        return f"{s.experiment} {s.written}"
+    return f"{s.experiment} {s.written} ({s.source}; open in {PROTOCOL_FILE})"
+
+
+def _differs(key: str, first: Stated, other: Stated) -> Finding:
+    label = _label(key)
+    finding = make_finding(
+        CODE, E, PROTOCOL_FILE,
+        f"configurations of different work: {label} differs between experiments {first.experiment} and "
+        f"{other.experiment}, ranked in one answer: {_describe(first)}, {_describe(other)}",
+        field=other.field, value=other.value,
+        extra={"experiments": [first.experiment, other.experiment], "field": label,
+               "values": {first.experiment: first.written, other.experiment: other.written}},
+        rule=RULE,
+        fix=f"register one {label} for every experiment and measure again the experiment that did other work; "
+            f"another {label} is another question, for a protocol of its own")
+    # Every configuration rests on the protocol: which experiment is the odd one is not for the audit to say.
+    return replace(finding, shared_input="protocol")
+
+
+def experiment_findings(protocol: dict[str, Any], rows: list[dict[str, Any]], grid_file: str) -> list[Finding]:
+    """Each work fact of each experiment against the first experiment that states it."""
+    out: list[Finding] = []
+    experiments = protocol["experiments"]
+    for key in (*WORK_KEYS, *WARMUP_KEYS):
+        stated = [s for i, exp in enumerate(experiments) if (s := _stated(exp, i, key, rows, grid_file))]
+        out.extend(_differs(key, stated[0], s) for s in stated[1:] if not _same(stated[0], s))
+    return out
+
+
+def measured_model_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]]) -> list[Finding]:
+    """A measurement names the model it ran: its revisions are the ones the experiment holds fixed."""
+    out: list[Finding] = []
+    for exp in protocol["experiments"]:
+        for variant in exp["variants"]:
+            doc_file = variant.get("measurement")
+            doc = measurements.get(doc_file) if doc_file else None
+            model = doc.get("model") if isinstance(doc, dict) else None
+            if not isinstance(model, dict) or doc_file is None:
+                continue
+            for key, column in MODEL_KEYS.items():
+                measured, fixed = model.get(key), exp["fixed"].get(column)
+                if measured is None or fixed is None or str(measured) == str(fixed):
+                    continue
+                name = f"{exp['id']}/{variant['id']}"
+                out.append(make_finding(
+                    "measurement-config-mismatch", E, doc_file,
+                    f"{doc_file} ran model {key} {written_json(measured)}; {name} registers {column} "
+                    f"{written_json(fixed)} (the value held fixed)", field=f"/model/{key}", value=measured,
+                    rule=f"protocol experiments[{exp['id']}]: {column}",
+                    fix=f"link {name} to the measurement of its own run, or measure it again with the registered "
+                        "model; a file measured with another model does not describe this variant"))
+    return out
+
+
+def same_work_findings(protocol: dict[str, Any], rows: list[dict[str, Any]], grid_file: str,
+                       measurements: dict[str, dict[str, Any]]) -> list[Finding]:
+    """Every finding of the rule: experiments that register different work, measurements of another model."""
+    return experiment_findings(protocol, rows, grid_file) + measured_model_findings(protocol, measurements)

@@ -1,6 +1,6 @@
 """The long fuzzing run (not collected by pytest): hostile campaigns, bundles and zips for N minutes.
 
-    python tests/fuzz_long.py --minutes 20             # the documented run (README, "Limits and hostile input")
+    python tests/fuzz_long.py --minutes 20             # the documented run (docs/security.md, limits)
     python tests/fuzz_long.py --replay 123456789       # one input again, by the seed it printed
 
 Each input is a copy of inputs/example (or of a signed bundle of it, or a zip of that) damaged by 1 to 3

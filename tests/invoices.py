@@ -2,7 +2,7 @@
 library checks it against its official XSD and embeds it into a PDF/A-3 that WeasyPrint renders.
 
 Nothing here is written by hand as XML. `python tests/invoices.py OUT.pdf` writes the matching invoice of
-inputs/example (the README's example for finance).
+inputs/example (docs/invoices.md's example for finance).
 """
 
 from __future__ import annotations

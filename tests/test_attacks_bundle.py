@@ -216,9 +216,9 @@ def test_bagit_and_openssl_accept_the_genuine_bundle(genuine: Path, tmp_path: Pa
     assert {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt"} <= listed
 
 
-def _readme_check(bundle: Path) -> subprocess.CompletedProcess[str]:
-    """The README's "check without gpu-audit" commands, run as a finance reader would."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def _docs_check(bundle: Path) -> subprocess.CompletedProcess[str]:
+    """The "check without gpu-audit" commands of docs/security.md, run as a finance reader would."""
+    text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
     section = text[text.index("Anyone can check a bundle without gpu-audit"):]
     start = section.index("```console\n") + len("```console\n")
     block = section[start:section.index("\n```", start)]
@@ -230,16 +230,16 @@ def _readme_check(bundle: Path) -> subprocess.CompletedProcess[str]:
 
 
 @needs_tools("jq", "sha256sum", "openssl", "pdfdetach", "pdfsig")
-def test_the_readme_check_without_gpu_audit_accepts_the_genuine_and_catches_tampering(
+def test_the_documented_check_without_gpu_audit_accepts_the_genuine_and_catches_tampering(
         genuine: Path, keys: tuple[Path, Path], copy_of: CopyOf) -> None:
-    ok = _readme_check(genuine)
+    ok = _docs_check(genuine)
     assert ok.returncode == 0 and "all checks passed" in ok.stdout, ok.stdout + ok.stderr
     fp = fingerprint(keys[1])
     assert ":".join(fp[i:i + 2] for i in range(0, 64, 2)).upper() in ok.stdout  # openssl's spelling
     bundle = copy_of(genuine)
     info = bundle / "bag-info.txt"
     info.write_text(info.read_text() + "Approved-By: CFO\n", encoding="utf-8")
-    bad = _readme_check(bundle)
+    bad = _docs_check(bundle)
     assert bad.returncode != 0 and "all checks passed" not in bad.stdout, bad.stdout + bad.stderr
 
 

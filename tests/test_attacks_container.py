@@ -376,7 +376,7 @@ def test_a_file_swapped_after_verification_is_not_the_one_reconciled(example_bun
     from invoices import Invoice, cii_xml, example_lines
 
     from generator.bundle import verify as verify_module
-    from generator.bundle.invoice_check import check_invoice
+    from generator.invoice.check import check_invoice
 
     root = _copy(example_bundle, tmp_path)
     xml = tmp_path / "factur-x.xml"

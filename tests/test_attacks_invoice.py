@@ -18,8 +18,8 @@ import pikepdf
 import pytest
 from invoices import Invoice, cii_xml, example_lines, facturx_pdf
 
-from generator.bundle.invoice_money import due_findings
-from generator.bundle.invoice_read import read_invoice
+from generator.invoice.money import due_findings
+from generator.invoice.read import read_invoice
 
 D = Decimal
 COMPARED = "only the invoice's XML was compared, not its printed page"

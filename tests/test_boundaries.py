@@ -260,7 +260,8 @@ def test_values_print_as_the_files_write_them() -> None:
 
     assert [cell_text(v) for v in (True, False, None, "", 0, 0.875369, "h200")] == \
         ["true", "false", "(empty)", "(empty)", "0", "0.875369", "h200"]
-    text = format_finding(make_finding("x", Severity.ERROR, "grid.csv", "m", line=2, claimed=True, recomputed=False))
+    text = format_finding(make_finding("ids-match-mismatch", Severity.ERROR, "grid.csv", "m", line=2, claimed=True,
+                                       recomputed=False))
     assert "claimed: true; recomputed: false" in text
     text = format_finding(make_finding("no-tariff", Severity.WARNING, "t.csv", "m", claimed="h200"))
     assert "claimed: h200" in text and "None" not in text and "'" not in text

@@ -1,4 +1,4 @@
-"""Memory bounded by design (README "Scale"): a sparse or line-less id/label file is refused early, as a finding."""
+"""Memory bounded by design (docs/performance.md): a sparse or line-less id/label file is refused early, a finding."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def test_the_line_check_agrees_with_the_plain_one(tmp_path: Path, whole: bool) -
 
 
 def test_peak_memory_grows_with_the_corpus_as_documented(tmp_path: Path) -> None:
-    """README "Memory": peak RSS of `check` under the documented bound (bench_build.memory_bound_mib: 256 MiB
+    """docs/performance.md: peak RSS of `check` under the documented bound (bench_build.memory_bound_mib: 256 MiB
     + 150 bytes per expected ID with 19-byte rows), every prediction file different."""
     sys.path.insert(0, str(Path(__file__).resolve().parent / "benchmarks"))
     bench = importlib.import_module("bench_build")

@@ -32,8 +32,8 @@ def test_the_manifest_matches_its_schema(genuine: Path) -> None:
 
 
 def test_bundle_id_has_one_definition() -> None:
-    from generator.bundle.bundleid import bundle_id
     from generator.bundle.bundlelayout import PDF_NAME
+    from generator.core.bundleid import bundle_id
     from generator.render import note, view
 
     assert view.bundle_id is bundle_id
@@ -41,7 +41,7 @@ def test_bundle_id_has_one_definition() -> None:
 
 
 # What a finance reader's `verify` must not load (issue 18): the renderer, the audit side, the build, pyHanko
-# (the note is parsed in a child process: generator.bundle.notejob) and the libraries behind them.
+# (the note is parsed in a child process: generator.bundle.noteparse) and the libraries behind them.
 HEAVY = ("jinja2", "weasyprint", "pyarrow", "numpy", "jsonschema", "pandas", "matplotlib", "pyhanko",
          "generator.audit", "generator.render", "generator.bundle.build")
 

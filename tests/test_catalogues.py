@@ -23,7 +23,7 @@ PLACEHOLDER = re.compile(r"%\((\w+)\)s|\{(\w+)\}")
 
 @pytest.fixture(scope="module")
 def extracted(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    """The messages `pybabel extract` finds now, with the project's mapping (babel.cfg), as the README says."""
+    """The messages `pybabel extract` finds now, with the project's mapping (babel.cfg), as docs/languages.md says."""
     pot = tmp_path_factory.mktemp("pot") / "messages.pot"
     pybabel = Path(sys.executable).parent / "pybabel"
     subprocess.run([str(pybabel), "extract", "-F", "babel.cfg", "-o", str(pot), "--no-location", "--omit-header",

@@ -1,4 +1,4 @@
-"""The CLI's surface: every command has help, and the README's CLI reference matches `--help`."""
+"""The CLI's surface: every command has help, and docs/cli.md is what `--help` prints (tests/cli_doc.py makes it)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,16 @@ import re
 import subprocess
 import sys
 
+import cli_doc
 import pytest
 from conftest import REPO
 
 from generator.cli.main import build_parser
 
 
-def _walk(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
-    found: dict[str, argparse.ArgumentParser] = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                found[prefix + name] = sub
-                found.update(_walk(sub, prefix + name + " "))
-    return found
-
-
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
     """Every command and nested subcommand, by its full name ("measure run")."""
-    return _walk(build_parser())
+    return {name: parser for name, parser in cli_doc.commands().items() if name}
 
 
 @pytest.mark.parametrize("name", sorted(_subcommands()))
@@ -40,10 +31,15 @@ def test_every_command_has_help(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(_subcommands()))
-def test_readme_shows_the_usage_line(name: str) -> None:
+def test_docs_cli_shows_the_usage_line(name: str) -> None:
     usage = " ".join(_subcommands()[name].format_usage().split())
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    assert usage in readme, f"README lacks: {usage}"
+    doc = " ".join((REPO / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    assert usage in doc, f"docs/cli.md lacks: {usage}"
+
+
+def test_docs_cli_is_the_help_of_every_command() -> None:
+    doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert doc == cli_doc.render(), "docs/cli.md is stale: python tests/cli_doc.py > docs/cli.md"
 
 
 def test_python_dash_m_runs_the_cli() -> None:

@@ -133,7 +133,7 @@ def test_every_schema_property_has_a_field() -> None:
 
 
 def test_a_finding_serialises_as_its_own_record() -> None:
-    f = make_finding("x-code", Severity.WARNING, "f.csv", "message", line=3, field="c", claimed=1, recomputed=2,
+    f = make_finding("no-tariff", Severity.WARNING, "f.csv", "message", line=3, field="c", claimed=1, recomputed=2,
                      extra={"k": [1]}, configurations=("e/v",))
     assert to_json_value(f) == f.to_dict()
     assert from_json_value(Finding, f.to_dict()) == f
@@ -156,12 +156,13 @@ def _config(cid: str, *, budget: int | None, warm: tuple[float, ...], admissible
 def test_decide_gives_evidence_and_excludes_configurations_with_errors() -> None:
     configs = [_config("e/a", budget=100, warm=(5.0, 5.1, 5.2)), _config("e/b", budget=100, warm=(9.0, 9.1, 9.2)),
                _config("e/c", budget=50, warm=(1.0,), admissible=False), _config("e/d", budget=None, warm=(2.0,))]
-    error = make_finding("bad-cell", Severity.ERROR, "grid.csv", "bad", line=4, field="batch",
+    error = make_finding("variant-value-mismatch", Severity.ERROR, "grid.csv", "bad", line=4, field="batch",
                          configurations=("e/b",))
     gated, decision = decide(configs, [error])
     assert decision.answer == "e/a" and decision.status == "answered"
     assert [e.configuration for e in decision.excluded] == ["e/b", "e/c"]
-    assert gated[1].evidence is not None and gated[1].evidence.errors[0].where() == "bad-cell at grid.csv:4 (batch)"
+    assert gated[1].evidence is not None and gated[1].evidence.errors[0].where() == \
+        "variant-value-mismatch at grid.csv:4 (batch)"
     assert "evidence" not in configs[0].to_json_dict()  # the key appears once findings are attributed
     assert "evidence" in gated[0].to_json_dict()
     schema = _schema()

@@ -1,5 +1,5 @@
-"""The documented limits (generator/core/limits.py, README "Limits and hostile input"): each one, past its value,
-says which limit and how to raise it; the options reach the library as a Limits value, never a global."""
+"""The documented limits (generator/core/limits.py; docs/security.md, "Limits and hostile input"): each one, past
+its value, says which limit and how to raise it; the options reach the library as a Limits value, never a global."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from generator.core.limits import DEFAULT, GiB, Limits, applied, current
 def test_defaults_are_the_documented_ones() -> None:
     assert DEFAULT == Limits(max_file_bytes=2 * GiB, max_json_depth=64, max_findings=200,
                              max_bundle_bytes=8 * GiB, max_zip_entries=10_000, max_zip_ratio=200)
-    readme = (harness.REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Limits and hostile input"):]
+    doc = (harness.REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Limits and hostile input"):]
     for name in ("--max-file-bytes", "--max-json-depth", "--max-findings", "--max-bundle-bytes",
                  "--max-zip-entries", "--max-zip-ratio", "tests/fuzz_long.py --minutes 20"):
         assert name in section, name

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from invoices import Invoice, Line, cii_xml, example_lines, facturx_pdf, visible_pdf
 
-from generator.bundle.invoice_check import Committed, InvoiceFinding, committed_packages, reconcile
-from generator.bundle.invoice_read import read_invoice
+from generator.invoice.check import Committed, InvoiceFinding, committed_packages, reconcile
+from generator.invoice.read import read_invoice
 
 D = Decimal
 
@@ -251,7 +251,7 @@ def test_the_reader_refuses_each_hostile_xml_with_sockets_disabled(case: str, tm
     test with SocketBlockedError instead of the refusal."""
     from pytest_socket import disable_socket, enable_socket
 
-    from generator.bundle import invoice_read
+    from generator.invoice import read as invoice_read
 
     path = tmp_path / "x.xml"
     path.write_bytes(HOSTILE[case])

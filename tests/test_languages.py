@@ -30,7 +30,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """`gpu-audit build inputs/example --lang L` for each language, as the README shows it."""
+    """`gpu-audit build inputs/example --lang L` for each language, as docs/languages.md shows it."""
     root = tmp_path_factory.mktemp("languages")
     built = {}
     for lang in LANGS:

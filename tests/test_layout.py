@@ -1,5 +1,5 @@
-"""The house rules the tree keeps: sides in folders the README names, small modules and functions, a docstring
-per module, no private hooks into dependencies."""
+"""The house rules the tree keeps: sides in folders the architecture names, imports in the directions docs/imports.md
+allows, small modules and functions, a docstring per module, no private hooks into dependencies."""
 
 from __future__ import annotations
 
@@ -12,12 +12,17 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "generator"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-SIDES = ("core", "audit", "render", "bundle", "gpu", "cli")
+SIDES = ("core", "audit", "render", "bundle", "invoice", "gpu", "cli")
+ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 
 def _architecture_rows() -> dict[str, str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Architecture\n"):readme.index("## Limits and hostile input")]
+    """The architecture table's rows by folder: docs/architecture.md's, or (before it exists) the README's."""
+    if ARCHITECTURE.exists():
+        section = ARCHITECTURE.read_text(encoding="utf-8")
+    else:
+        readme = (REPO / "README.md").read_text(encoding="utf-8")
+        section = readme[readme.index("## Architecture\n"):readme.index("## Limits and hostile input")]
     rows = {}
     for line in section.splitlines():
         found = re.match(r"\| `generator/([a-z/]+)/` \|(.*)", line)
@@ -39,8 +44,73 @@ def test_the_readme_architecture_names_every_module_in_its_folder() -> None:
         if module.name in ("__init__.py", "__main__.py") or folder == ".":
             continue
         row = rows.get(folder)
-        assert row is not None, f"README's architecture table has no row for generator/{folder}/"
-        assert f"`{module.stem}`" in row, f"README's row for generator/{folder}/ does not name `{module.stem}`"
+        assert row is not None, f"the architecture table has no row for generator/{folder}/"
+        assert f"`{module.stem}`" in row, f"the architecture table's row for generator/{folder}/ does not name " \
+                                          f"`{module.stem}`"
+
+
+def _allowed_imports() -> dict[str, tuple[set[str], set[str]]]:
+    """docs/imports.md's table: per side, the sides it may import and the modules it never imports."""
+    table = {}
+    for line in (REPO / "docs" / "imports.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`[a-z_]+`", cells[0]):
+            table[cells[0].strip("`")] = (set(re.findall(r"`([a-z_.]+)`", cells[1])),
+                                          set(re.findall(r"`([a-z_.]+)`", cells[2])))
+    return table
+
+
+def _imported(source: str) -> set[str]:
+    """Every generator module a source imports, at the top or inside a function (`from generator.x import y`
+    gives both generator.x and generator.x.y, since y may be a module)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return {n for n in names if n == "generator" or n.startswith("generator.")}
+
+
+def _forbidden_arrows(side: str, source: str, table: dict[str, tuple[set[str], set[str]]]) -> list[str]:
+    """The imports of a module of `side` that the table does not allow."""
+    allowed, never = table[side]
+    bad = []
+    for name in sorted(_imported(source)):
+        parts = name.split(".")
+        target = parts[1] if len(parts) > 1 and parts[1] in (*SIDES, "__main__") else None  # else the root
+        if target not in (None, side) and target not in allowed:
+            bad.append(f"{side} -> {name}")
+        elif any(name == f"generator.{n}" or name.startswith(f"generator.{n}.") for n in never):
+            bad.append(f"{side} -> {name} (never)")
+    return bad
+
+
+def test_the_import_table_names_every_side() -> None:
+    assert set(_allowed_imports()) == {*SIDES, "__main__"}
+
+
+def test_every_import_follows_the_table_of_directions() -> None:
+    table = _allowed_imports()
+    bad = []
+    for module in MODULES:
+        folder = module.relative_to(PACKAGE).parts
+        side = folder[0] if len(folder) > 1 else module.stem
+        if side in table:  # generator/__init__.py imports nothing of the package
+            bad += [f"{module.relative_to(REPO)}: {arrow}"
+                    for arrow in _forbidden_arrows(side, module.read_text(encoding="utf-8"), table)]
+    assert bad == [], "arrows docs/imports.md does not allow"
+
+
+def test_the_import_guard_finds_planted_arrows() -> None:
+    table = _allowed_imports()
+    planted = ("from generator.bundle.verify import verify_bundle\n"
+               "def f():\n    from generator.audit import validate\n")
+    found = _forbidden_arrows("render", planted, table)
+    assert "render -> generator.audit.validate (never)" in found and "render -> generator.bundle.verify" in found
+    assert _forbidden_arrows("core", "import generator.audit.findings\n", table) != []
+    assert _forbidden_arrows("cli", planted, table) == []
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda p: p.relative_to(REPO).as_posix())

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, set_cell
 
+from generator.cli.evidence import campaign_evidence
 from generator.render import noteworker
 from generator.render.finance import Signature
-from generator.render.note import HTML_NAME, PDF_NAME, campaign_evidence, render_note
+from generator.render.note import HTML_NAME, PDF_NAME, render_note
 from generator.render.noteworker import NoteWorker, rendered_files
 
 UNSIGNED = Signature("unsigned")

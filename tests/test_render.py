@@ -241,7 +241,8 @@ def test_invalid_decision_is_a_usage_error(tmp_path: Path, run_cli) -> None:
 
 
 def test_charts_drawn_by_the_worker_process_equal_those_drawn_here(rendered: Path, example_decision: Path) -> None:
-    from generator.render.note import campaign_evidence, render_note
+    from generator.cli.evidence import campaign_evidence
+    from generator.render.note import render_note
 
     here = render_note(json.loads(example_decision.read_text()),
                        campaign_evidence(EXAMPLE, example_decision.read_bytes()))

@@ -167,7 +167,7 @@ def test_build_shows_progress_only_on_a_terminal(tmp_path: Path, run_cli) -> Non
 
 
 def test_a_file_of_the_expected_ids_shares_their_array_and_keeps_one_byte_codes(tmp_path: Path) -> None:
-    """README "Memory": a prediction file listing the expected IDs in their order costs no ID column of its own,
+    """docs/performance.md: a prediction file listing the expected IDs in their order costs no ID column of its own,
     and its labels are kept as one-byte class codes, not strings; a file in another order gets its own IDs."""
     import numpy as np
 

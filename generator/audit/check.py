@@ -51,7 +51,7 @@ from generator.core.safefiles import sha256_file
 
 # Prediction files read, parsed and assessed at once, each in a worker thread of its own (reading, hashing,
 # parsing and the column-wise assessment release the GIL): one per core of the machines this runs on, and the
-# bound on memory (README, "Memory"). Finished files are reduced to their findings and acceptance.
+# bound on memory (docs/performance.md). Finished files are reduced to their findings and acceptance.
 PARALLEL_FILES = 2
 Progress = Callable[[str, int, int], None]
 # Where a prediction file is read from, given its path and name: `build` copies it into the bundle first and

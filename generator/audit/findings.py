@@ -8,6 +8,8 @@ from dataclasses import field as dataclass_field
 from enum import Enum
 from typing import Any
 
+from generator.core.codes import registered
+
 
 class Severity(str, Enum):  # noqa: UP042 - a StrEnum would change what str() of a member gives
     """How much a finding matters: errors fail the audit, warnings and info do not."""
@@ -63,8 +65,10 @@ def make_finding(code: str, severity: Severity, file: str, message: str, *, line
                  field: str | None = None, claimed: Any = None, recomputed: Any = None, value: Any = _UNSET,
                  rule: str | None = None, fix: str | None = None, extra: dict[str, Any] | None = None,
                  configurations: tuple[str, ...] = ()) -> Finding:
-    """The one builder of findings: `value` is the claimed value unless given, as most rules report it."""
-    return Finding(code=code, severity=severity, file=file, message=message, line=line, field=field,
+    """The one builder of findings: `value` is the claimed value unless given, as most rules report it.
+
+    `code` must be registered (generator.core.codes): UnregisteredCode otherwise."""
+    return Finding(code=registered(code), severity=severity, file=file, message=message, line=line, field=field,
                    value=claimed if value is _UNSET else value, rule=rule, fix=fix, claimed=claimed,
                    recomputed=recomputed, extra=dict(extra or {}), configurations=configurations)
 

@@ -61,7 +61,6 @@ class CampaignInputs:
     input_files: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # loading's; loading's and validation's once validated
     load_findings: dict[str, list[Finding]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
-    validated: bool = False
 
     @property
     def classes(self) -> set[str] | None:

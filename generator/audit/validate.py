@@ -313,7 +313,7 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
     if inputs.grid is not None:
         _check_grid_rows(inputs, inputs.grid, out)
     out.extend(loaded["measurements"])
-    return replace(inputs, findings=out, expected_distinct=distinct, reference_matches=matches, validated=True)
+    return replace(inputs, findings=out, expected_distinct=distinct, reference_matches=matches)
 
 
 def load_and_validate(path: Path, *, fast: bool = True) -> CampaignInputs:

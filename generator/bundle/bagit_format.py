@@ -10,7 +10,6 @@ from generator.core.safefiles import open_regular
 
 BAGIT_TXT = "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n"
 PAYLOAD_ALGORITHMS = ("sha256",)  # the payload manifests build writes (bundlelayout)
-TAG_ALGORITHM = "sha256"
 CHUNK = 1 << 20
 
 
@@ -99,16 +98,3 @@ def parse_bag_info_strict(text: str) -> tuple[list[tuple[str, str]], list[str]]:
             fields.append((label, value))
     return fields, bad
 
-
-def parse_bag_info(text: str) -> dict[str, str]:
-    """Labels and values of bag-info.txt (continuation lines joined)."""
-    info: dict[str, str] = {}
-    last = None
-    for line in text.splitlines():
-        if line[:1] in (" ", "\t") and last:
-            info[last] += " " + line.strip()
-        elif ":" in line:
-            label, value = line.split(":", 1)
-            last = label.strip()
-            info[last] = value.strip()
-    return info

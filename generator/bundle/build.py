@@ -23,7 +23,6 @@ from generator.bundle.bagit_format import (
     field_value_problem,
     manifest_text,
 )
-from generator.bundle.bundleid import bundle_id as make_bundle_id
 from generator.bundle.bundlelayout import (
     BAG_INFO_FILE,
     BAGIT_FILE,
@@ -38,6 +37,7 @@ from generator.bundle.bundlelayout import (
 from generator.bundle.copying import Copier, InputCopies
 from generator.bundle.publish import claim, partial_zip, publish_folder, publish_zip
 from generator.bundle.signing import CERT_NAME, Identity, check_signing_setup, load_signer, sign_bytes, sign_pdf
+from generator.core.bundleid import bundle_id as make_bundle_id
 from generator.core.errors import AuditError, OutputExistsError, UsageError
 from generator.core.limits import Limits, applied
 from generator.core.safefiles import sha256_file
@@ -319,7 +319,7 @@ class BuildWorkers:
 
 
 def _load_signer() -> None:
-    """pyHanko imported while the note's worker renders (some 0.3 s, on the processor the rendering leaves);
+    """pyHanko imported while the note's worker renders (on the processor the rendering leaves; docs/performance.md);
     a pyHanko that cannot be imported is left for the signing to report."""
     try:
         load_signer()

@@ -28,10 +28,9 @@ TAG_MANIFEST = "tagmanifest-sha256.txt"
 MANIFEST_VERSION = "3"
 # The payload manifests of each format gpu-audit wrote, by algorithm. Format 3 keeps SHA-256 alone: the signed
 # MANIFEST.json names every file by SHA-256 already, and a second digest (SHA-512, without the processor's
-# SHA instructions) took a fifth of a large build's processor time for no protection the signature lacks.
+# SHA instructions) cost a large build much processor time (docs/performance.md) for no protection the signature lacks.
 PAYLOAD_MANIFESTS_OF = {"2": {"sha256": "manifest-sha256.txt", "sha512": "manifest-sha512.txt"},
                         "3": {"sha256": "manifest-sha256.txt"}}
-PAYLOAD_MANIFESTS = tuple(PAYLOAD_MANIFESTS_OF[MANIFEST_VERSION].values())
 
 
 def tag_manifest_lists(version: str) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import (
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
-from generator.bundle.pdfsignature import (
+from generator.bundle.pdfverdict import (
     PdfSignatureCheck,
     check_pdf_signature,
     embedded_decision,
@@ -32,7 +32,7 @@ from generator.bundle.pdfsignature import (
 from generator.core.errors import OutputExistsError, UsageError
 from generator.core.safefiles import read_key_file, write_new_files
 
-__all__ = [  # the PDF checks live in generator.bundle.pdfsignature; verify and the tests take them from here
+__all__ = [  # the PDF checks live in generator.bundle.pdfverdict; verify and the tests take them from here
     "CERT_NAME", "KEY_NAME", "KEY_PASSPHRASE_ENV", "PKCS12_PASSPHRASE_ENV", "SIGNATURE_FIELD", "Identity",
     "PdfSignatureCheck", "cert_fingerprint", "check_name", "check_pdf_signature", "check_signing_certificate",
     "check_signing_setup", "check_tsa_url", "embedded_decision", "escaped", "keygen", "load_pem_identity",
@@ -272,7 +272,7 @@ def _pyhanko_signer(identity: Identity) -> Any:
         """pyHanko's SimpleSigner, signing RSA PKCS#1 v1.5 with the key already loaded.
 
         SimpleSigner.sign_raw parses the key again for each signature (two per certified note), and
-        cryptography checks an RSA key whenever it parses one: about 0.15 s each for a 3072-bit key.
+        cryptography checks an RSA key whenever it parses one, which is slow for a 3072-bit key.
         """
 
         def sign_raw(self, data: bytes, digest_algorithm: str) -> bytes:

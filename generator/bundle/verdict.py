@@ -6,7 +6,7 @@ says "Example Org". So the signer is always shown by the SHA-256 fingerprint of 
 signatures were made with, and it is *checked* only against a trust anchor the reader got elsewhere: the
 signer's certificate (`--trust CERT.pem`) or its fingerprint (`--trust-fingerprint SHA256:...`).
 
-The states and their exit status (README, `verify`):
+The states and their exit status (docs/security.md):
 
 - failed: a problem is listed; exit 1;
 - trusted: intact and signed by the trust anchor; the only "OK"; exit 0;
@@ -26,6 +26,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from generator.core.codes import registered
 from generator.core.termtext import escape_terminal, quoted_words
 
 # What each identity problem says of the signer, for the `identity: FAILED` line; the bundle may still be intact.
@@ -56,6 +57,9 @@ class Problem:
     message: str
     expected: str | None = None
     found: str | None = None
+
+    def __post_init__(self) -> None:
+        registered(self.code, "problem")  # UnregisteredCode for a code generator.core.codes does not hold
 
     def __str__(self) -> str:
         text = f"{self.file}: {self.message}"

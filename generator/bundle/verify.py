@@ -20,7 +20,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from generator.bundle import notefile, zipsafe
+from generator.bundle import notealone, zipsafe
 from generator.bundle.bagit_format import BAGIT_TXT, digests, parse_bag_info_strict, parse_manifest
 from generator.bundle.bundlelayout import (
     BAG_INFO_FILE,
@@ -39,8 +39,8 @@ from generator.bundle.bundlelayout import (
     walk_bundle,
 )
 from generator.bundle.manifestdoc import ManifestDoc, read_manifest
-from generator.bundle.notecheck import decision_id, trust_problem
-from generator.bundle.notejob import parse_note
+from generator.bundle.noteparse import parse_note
+from generator.bundle.notetrust import decision_id, trust_problem
 from generator.bundle.signing import cert_fingerprint, verify_bytes
 from generator.bundle.verdict import Problem, Report, Trust
 from generator.core.errors import UsageError
@@ -245,7 +245,7 @@ def _check_note(bag: _Bag, cert: x509.Certificate | None, decision_raw: bytes | 
     if PDF_PATH not in bag.contents:
         return
     with tempfile.TemporaryDirectory(prefix="gpu-audit-note-") as tmp:
-        copy = notefile.private_copy(bag.contents[PDF_PATH], Path(tmp))
+        copy = notealone.private_copy(bag.contents[PDF_PATH], Path(tmp))
         note = parse_note(copy, PDF_PATH, cert, cert is not None, bag.limits)
     bag.report.problems.extend(note.problems)
     if any(p.code in ("bad-pdf", "pdf-too-costly") for p in note.problems):
@@ -391,7 +391,7 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
         raise UsageError(f"{path} is neither a folder nor a regular file; give a bundle folder, a .zip or a PDF")
     with path.open("rb") as fh:
         if fh.read(5) == b"%PDF-":  # any other file must be a plain zip, which starts with an entry
-            return notefile.verify_note(path, anchor, lim)
+            return notealone.verify_note(path, anchor, lim)
     with tempfile.TemporaryDirectory(prefix="gpu-audit-verify-") as tmp:
         problems = zipsafe.extract(path, Path(tmp), limits=lim)
         if problems:

@@ -12,11 +12,8 @@ from typing import BinaryIO
 
 from generator.bundle import zipform
 from generator.bundle.verdict import Problem
-from generator.core.limits import DEFAULT, Limits, limit_message, resolve
+from generator.core.limits import Limits, limit_message, resolve
 
-MAX_ENTRIES = DEFAULT.max_zip_entries  # defaults; Limits (--max-zip-entries, --max-bundle-bytes, --max-zip-ratio)
-MAX_TOTAL_BYTES = DEFAULT.max_bundle_bytes
-MAX_RATIO = DEFAULT.max_zip_ratio  # uncompressed / compressed, per entry
 CHUNK = 1 << 20
 WHOLE_RATIO_FLOOR = 64 << 20  # a zip may always expand to this much, whatever its own size
 CODE = "unsafe-zip"  # the code of every problem this module finds: `verify` lists them as they are

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +122,15 @@ def _load_tariffs(path: str | None, text: str | None = None) -> dict[tuple[str, 
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from generator.render.note import render_decision_file
+    from generator.render.note import EvidenceOf, render_decision_file
 
+    evidence_of: EvidenceOf | None = None
     if args.campaign:
+        from generator.cli.evidence import campaign_evidence
+
         reading_campaigns()  # the campaign is loaded and checked as `build` loads it
-    written = render_decision_file(Path(args.decision), Path(args.outdir),
-                                   Path(args.campaign) if args.campaign else None, language=args.lang)
+        evidence_of = partial(campaign_evidence, Path(args.campaign))
+    written = render_decision_file(Path(args.decision), Path(args.outdir), evidence_of, language=args.lang)
     for path in written:
         print(path)
     return 0
@@ -140,7 +144,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         description="Parse every file of CAMPAIGN_DIR, validate it against its JSON Schema and report "
         "every problem with file, line, field, value, rule and fix. Exit 0 valid, 1 findings, 2 usage error.",
     )
-    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see README)")
+    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.add_argument("--max-findings", type=int, default=200, metavar="N",
                    help="list at most N findings, then count the rest (default 200)")
@@ -154,7 +158,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "rule, comparability, timings, memory, package cost) and answer the protocol's question. Writes nothing "
         "unless --out is given. Exit 0 no error finding, 1 error findings, 2 usage error.",
     )
-    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see README)")
+    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
     p.add_argument("--json", action="store_true", help="print decision.json instead of the summary")
     p.add_argument("--out", metavar="DECISION_JSON", help="write decision.json to this new file")
     p.add_argument("--max-findings", type=int, default=200, metavar="N",

@@ -201,7 +201,7 @@ def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"A PKCS#12 passphrase comes from ${PKCS12_PASSPHRASE_ENV} or a prompt; an encrypted PEM key's from "
         f"${KEY_PASSPHRASE_ENV}. Exit 0 clean, 1 error findings (still built unless --strict), 2 not built.",
     )
-    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see README)")
+    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
     p.add_argument("-o", "--out", required=True, metavar="BUNDLE_DIR", help="new bundle folder (or .zip with --zip)")
     p.add_argument("--key", metavar="KEY.pem", help="RSA private key of 2048 bits or more (PEM)")
     p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM)")

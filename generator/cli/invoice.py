@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 from generator.cli.options import BUNDLE_LIMITS, add_limits, add_trust_options, limits_of, trust_of
 
 if TYPE_CHECKING:
-    from generator.bundle.invoice_read import Invoice
+    from generator.invoice.read import Invoice
 
 
 def _cmd_attach(args: argparse.Namespace) -> int:
-    from generator.bundle.invoice_attach import attach_bundle
     from generator.core.termtext import escape_terminal
+    from generator.invoice.attach import attach_bundle
 
     trust = trust_of(args)
     written = attach_bundle(Path(args.invoice), Path(args.bundle), Path(args.out), trust=trust,
@@ -70,9 +70,9 @@ def _due_line(inv: Invoice) -> str:
 def _cmd_check(args: argparse.Namespace) -> int:
     import json
 
-    from generator.bundle.invoice_check import check_invoice, committed_total, usd
     from generator.bundle.verdict import add_library_warnings
     from generator.core.termtext import escape_terminal
+    from generator.invoice.check import check_invoice, committed_total, usd
 
     with warnings.catch_warnings(record=True) as caught:  # as `verify`: a line before the verdict, never after
         warnings.simplefilter("always")

@@ -13,7 +13,7 @@ from generator.core.limits import GiB, KiB, Limits, MiB
 
 Handler = Callable[[argparse.Namespace], int]
 
-# The documented limits each command takes (README, "Limits and hostile input"); --max-findings is separate.
+# The documented limits each command takes (docs/security.md, "Limits and hostile input"); --max-findings is separate.
 CAMPAIGN_LIMITS = ("max_file_bytes", "max_json_depth")
 BUNDLE_LIMITS = ("max_file_bytes", "max_json_depth", "max_bundle_bytes", "max_zip_entries", "max_zip_ratio",
                  "max_pdf_bytes", "max_pdf_seconds")
@@ -88,12 +88,11 @@ def limits_of(args: argparse.Namespace) -> Limits:
         raise UsageError(str(exc)) from None
 
 
-# How long jemalloc keeps pages freed by pyarrow before giving them back (README, "Memory"). `check` and
-# `validate` keep them a second, so that each prediction file's columns reuse the pages of the one before
-# instead of faulting in new ones (at 3 million IDs a second less of system time, for some 50 to 100 MiB
-# more). `build` keeps them a quarter of a second: at 3 million IDs that saved 0.7 s of its 5.7 s (1.1 s of
-# system time) for 20 MiB more, where a second gave little more time for 80 MiB more (it also copies the
-# files, and its peak is held to 600 MiB).
+# How long jemalloc keeps pages freed by pyarrow before giving them back (docs/performance.md, "memory").
+# `check` and `validate` keep them a second, so that each prediction file's columns reuse the pages of the one
+# before instead of faulting in new ones: less system time for a little more memory. `build`, which also
+# copies the files and holds more at its peak, keeps them a quarter of a second: most of that saving, for
+# less memory than a second would keep (the measured trade-off is in docs/performance.md).
 KEEP_FREED_MS = 1000
 BUILD_KEEP_FREED_MS = 250
 
@@ -102,15 +101,13 @@ def reading_campaigns(decay_ms: int = 0) -> None:
     """Set up pyarrow for a command that reads a campaign: Ctrl-C left to Python, freed memory given back
     after `decay_ms` (KEEP_FREED_MS for the commands that only check).
 
-    pyarrow otherwise catches the signal during its long calls and, now and then (some 2 in 100 builds
-    interrupted early, here), loses it: the build went on and exited 0. Without pyarrow's handler the
-    interrupt is raised when the call returns, a fraction of a second later.
+    pyarrow otherwise catches the signal during its long calls and, now and then, loses it: the build went on
+    and exited 0. Without pyarrow's handler the interrupt is raised when the call returns, a moment later.
 
-    The prediction files are read a few at a time (README, "Memory"): pyarrow's jemalloc pool with a short
+    The prediction files are read a few at a time (docs/performance.md): pyarrow's jemalloc pool with a short
     decay gives the columns of a file already assessed back to the system, instead of keeping them resident
-    beside the next ones as the mimalloc default does (912 MiB at 3 million IDs with jemalloc never
-    purging). A pyarrow built without jemalloc, or a pool chosen with ARROW_DEFAULT_MEMORY_POOL, is left as
-    it is.
+    beside the next ones as the mimalloc default does (or jemalloc never purging). A pyarrow built without
+    jemalloc, or a pool chosen with ARROW_DEFAULT_MEMORY_POOL, is left as it is.
     """
     import pyarrow
 

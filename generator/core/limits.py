@@ -24,7 +24,7 @@ GiB = 2**30
 
 @dataclass(frozen=True)
 class Limits:
-    """Every documented limit, with its default (the README's table "Limits and hostile input")."""
+    """Every documented limit, with its default (the table "Limits and hostile input" in docs/security.md)."""
 
     max_file_bytes: int = 2 * GiB
     """Size of one input file read whole (campaign CSV and JSON files, prediction files, the small files of a
@@ -41,8 +41,8 @@ class Limits:
     """Total uncompressed size of a bundle zip (and of any one entry); `--max-bundle-bytes`."""
 
     max_zip_entries: int = 10_000
-    """Entries in a bundle zip, read from its end record before anything else (each entry costs a file written:
-    ten thousand cost a few processor seconds); `--max-zip-entries`."""
+    """Entries in a bundle zip, read from its end record before anything else (each entry costs a file written,
+    so the count bounds the time extraction takes); `--max-zip-entries`."""
 
     max_zip_ratio: int = 200
     """Uncompressed / compressed size of one zip entry larger than 1 MiB, and of the whole zip beyond 64 MiB
@@ -50,13 +50,13 @@ class Limits:
 
     max_pdf_bytes: int = 64 * MiB
     """Size of the decision note that `verify` parses, and of the invoice and the bundle `invoice attach` holds in
-    memory to write the invoice copy (pyHanko's cost grows with the file: a hostile PDF of
-    a few gigabytes took minutes and tens of gigabytes of memory); `--max-pdf-bytes`. A genuine note is a few
-    hundred kilobytes."""
+    memory to write the invoice copy (pyHanko's time and memory grow with the file, so a hostile PDF of a few
+    gigabytes would cost more than any machine should give it); `--max-pdf-bytes`. A genuine note is far
+    smaller."""
 
     max_pdf_seconds: int = 20
     """Processor seconds the decision note's parse may take (a child process; a hostile PDF well under
-    --max-pdf-bytes can still cost pyHanko minutes); `--max-pdf-seconds`. A genuine note takes under one."""
+    --max-pdf-bytes can still cost pyHanko many times what a genuine note needs); `--max-pdf-seconds`."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

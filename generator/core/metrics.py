@@ -6,8 +6,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-METRICS = ("macro_f1", "accuracy", "weighted_f1")
-
 
 def metric_from_codes(name: str, truth: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
     """The named metric from integer label codes (aligned by ID), as sklearn defines it.

@@ -1,9 +1,9 @@
 """Charts as deterministic data URLs: durations per configuration, memory peaks per phase.
 
-SVG for the HTML note; a greyscale PNG of the same figure for the PDF, where WeasyPrint would spend 0.3 s
-drawing the SVG. `python -m generator.render.charts` draws them in a worker process (generator.core.worker), PNG
-first, so that importing matplotlib and drawing overlap the rest of the rendering (the PDF waits for the PNG,
-the HTML for the SVG, which is drawn while the PDF is laid out).
+SVG for the HTML note; a greyscale PNG of the same figure for the PDF, which WeasyPrint places at once where
+drawing the SVG costs it far more (docs/performance.md). `python -m generator.render.charts` draws them in a
+worker process (generator.core.worker), PNG first, so that importing matplotlib and drawing overlap the rest of
+the rendering (the PDF waits for the PNG, the HTML for the SVG, which is drawn while the PDF is laid out).
 """
 
 from __future__ import annotations

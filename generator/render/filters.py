@@ -13,8 +13,8 @@ from generator.audit.textsafety import visible as _visible
 
 DASH = "\u2014"
 # The note's layout time grows with the square of an unbroken run of characters (WeasyPrint's overflow-wrap
-# tries every break point): 100,000 characters took minutes. So the note shows at most this much of any one
-# text; the whole text stays in decision.json (and the grid), and the note says so.
+# tries every break point; the measured cost is in docs/performance.md). So the note shows at most this much
+# of any one text; the whole text stays in decision.json (and the grid), and the note says so.
 TEXT_CHARS = 2000
 ELLIPSIS = "\u2026"
 

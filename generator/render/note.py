@@ -7,7 +7,7 @@ import io
 import itertools
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +44,9 @@ class Evidence:
     data: bytes
     description: str
     relationship: str
+
+
+EvidenceOf = Callable[[bytes], "list[Evidence]"]  # decision.json's bytes -> the files the note embeds
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
@@ -281,60 +284,23 @@ def load_decision(path: Path) -> tuple[dict[str, Any], bytes]:
     return json.loads(text), data
 
 
-def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[Evidence]:
-    """The evidence embedded in the PDF: decision.json, and the raw results and protocol when the campaign is given.
-
-    The campaign is read by the campaign loader itself, so every rule of `build` applies (paths inside the
-    folder, regular files only, the size limits, a PEM private key refused unread), and each file is
-    embedded only if it is byte for byte the one the decision lists: the note never carries other evidence
-    than the decision was computed from.
-    """
-    evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
-    if campaign_dir is None:
-        return evidence
-    import hashlib
-
-    from generator.audit.campaign import PROTOCOL_FILE
-    from generator.audit.readers.csvtable import read_bytes
-    from generator.audit.report import location
-    from generator.audit.validate import load_and_validate
-    from generator.core.errors import CampaignFindingsError
-
-    inputs = load_and_validate(campaign_dir)
-    raw = inputs.files["raw_results"]
-    blocking = [f for f in inputs.findings if f.is_error and (inputs.protocol is None or f.file == PROTOCOL_FILE
-                                                               or f.value == raw and f.code in _UNLOCATED)]
-    if inputs.protocol is None or raw not in inputs.input_files or blocking:
-        first = blocking[0] if blocking else None
-        detail = f"; first at {location(first)}: {first.message}" if first is not None else ""
-        raise CampaignFindingsError(f"{campaign_dir}: its {PROTOCOL_FILE} or raw results cannot be embedded "
-                                    f"({len(blocking)} error finding(s){detail}); nothing was rendered: see "
-                                    f"`gpu-audit validate {campaign_dir}`, or render without the campaign")
-    listed = {i["path"]: i["sha256"] for i in json.loads(decision_bytes).get("inputs") or []
-              if isinstance(i, dict)}
-    for rel, description in ((raw, "The raw results grid as submitted"),
-                             (PROTOCOL_FILE, "The pre-registered protocol")):
-        path = inputs.folder.resolve(rel)
-        data = read_bytes(path, rel) if path is not None else b""
-        if listed.get(rel) != hashlib.sha256(data).hexdigest():
-            raise CampaignFindingsError(f"{campaign_dir}: {rel} is not the file this decision.json was computed "
-                                        "from (its SHA-256 differs from the one the decision lists); nothing was "
-                                        "rendered: give the campaign the decision came from, or check it again")
-        evidence.append(Evidence(Path(rel).name, data, description, "Source"))
-    return evidence
+def decision_evidence(decision_bytes: bytes) -> Evidence:
+    """decision.json as the PDF embeds it: the very bytes that were checked."""
+    return Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")
 
 
-_UNLOCATED = frozenset({"path-outside-campaign", "missing-file"})  # the file named cannot be read at all
-
-
-def render_decision_file(decision_path: Path, outdir: Path, campaign_dir: Path | None = None,
+def render_decision_file(decision_path: Path, outdir: Path, evidence_of: EvidenceOf | None = None,
                          language: str | None = None) -> list[Path]:
-    """`gpu-audit render`: decision.json to decision-note.html and decision-note.pdf in outdir."""
+    """`gpu-audit render`: decision.json to decision-note.html and decision-note.pdf in outdir.
+
+    `evidence_of` gives the files to embed from decision.json's bytes (the caller checks the campaign they come
+    from, generator.cli.evidence); without it the note embeds decision.json alone.
+    """
     refuse_existing(outdir, (HTML_NAME, PDF_NAME))  # at once, not after a second of rendering (checked again)
     with JsonWorker("generator.render.charts") as charts:  # it imports matplotlib meanwhile
         decision, data = load_decision(decision_path)  # the very bytes checked are the ones embedded
         ask_for_charts(charts, decision, language)  # it draws while the campaign is read and WeasyPrint is imported
-        files = render_note(decision, campaign_evidence(campaign_dir, data), language=language, charts=charts,
-                            asked=True)
+        evidence = evidence_of(data) if evidence_of is not None else [decision_evidence(data)]
+        files = render_note(decision, evidence, language=language, charts=charts, asked=True)
     refuse_existing(outdir, files)  # again: a file may have appeared while the note was rendered
     return write_new_files(outdir, {name: (content, 0o644) for name, content in files.items()}, what="note")

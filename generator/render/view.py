@@ -9,13 +9,13 @@ from typing import Any
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
 
 # bundle_id: one definition, shared with `verify` (which must not import this module)
-from generator.bundle.bundleid import bundle_id
+from generator.core.bundleid import bundle_id
 from generator.render import finance, i18n
 from generator.render.filters import shorten
 from generator.render.finance import Signature
 
 HTML_LANGUAGE = {"zh": "zh-Hans"}  # the note's `lang` (BCP 47): Simplified Chinese says its script
-# What the note lists at most (README, `render`): past these it says how many it left out and where they are
+# What the note lists at most (docs/note.md): past these it says how many it left out and where they are
 # (decision.json, findings.json, the grid), so that the time to lay the note out stays bounded by these caps
 # and not by the size of the inputs. Every text is also cut at filters.TEXT_CHARS.
 FINDINGS_PER_SEVERITY = 100

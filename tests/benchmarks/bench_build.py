@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-# README "Memory": the documented bound on the peak RSS of `check` and `build` with 19-byte rows, which each
+# docs/performance.md: the documented bound on the peak RSS of `check` and `build` with 19-byte rows, which each
 # size's row is checked against (and `tests/test_bounded_memory.py` at 200,000 IDs).
 MEMORY_BASE_MIB = 256
 MEMORY_BYTES_PER_ID = 150

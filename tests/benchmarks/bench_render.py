@@ -37,7 +37,8 @@ try:
     from generator.core.worker import JsonWorker
 except ImportError:
     from generator.worker import JsonWorker
-from generator.render.note import campaign_evidence, render_note
+from generator.cli.evidence import campaign_evidence
+from generator.render.note import render_note
 raw = Path(sys.argv[1]).read_bytes()
 decision, evidence = json.loads(raw), campaign_evidence(Path(sys.argv[2]), raw)
 for rnd in range(2):

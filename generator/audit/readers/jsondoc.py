@@ -12,9 +12,8 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.csvtable import decode_utf8, read_bytes
 from generator.audit.schemacheck import validate_document
 from generator.audit.textsafety import TEXT_CODES, json_findings
-from generator.core.limits import DEFAULT, Limits, option, resolve
+from generator.core.limits import Limits, option, resolve
 
-MAX_DEPTH = DEFAULT.max_json_depth  # the default; `--max-json-depth` (Limits.max_json_depth) changes it
 MAX_INT_DIGITS = 300  # a float holds about 1.8e308: a longer integer cannot be computed with
 # The keys whose strings are free text, read only by people, per input schema: an invisible character there is
 # a warning (the note shows it); elsewhere (IDs, names, revisions, classes, paths) an error. Other documents

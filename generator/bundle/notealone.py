@@ -17,8 +17,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from generator.bundle.notecheck import decision_id, trust_problem
-from generator.bundle.notejob import parse_note
+from generator.bundle.noteparse import parse_note
+from generator.bundle.notetrust import decision_id, trust_problem
 from generator.bundle.signing import cert_fingerprint
 from generator.bundle.verdict import Problem, Report, Trust
 from generator.core.limits import Limits, limit_message

@@ -2,7 +2,7 @@
 
 The bundle is verified first with the rules of `verify`; its decision.json then gives the packages the
 campaign committed, each counted once. Tax is shown apart and never compared: the committed budget is net.
-The invoice's own sums (tax, gross, amount due) are added up by invoice_money.
+The invoice's own sums (tax, gross, amount due) are added up by generator.invoice.money.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
-from generator.bundle.invoice_money import MAX_DIGITS, InvoiceFinding, due_findings, tax_findings
-from generator.bundle.invoice_read import Invoice, InvoiceLine, read_invoice
 from generator.bundle.verdict import Report, Trust
 from generator.core.errors import UnreadableInputError
 from generator.core.money import usd_amount
+from generator.invoice.money import MAX_DIGITS, InvoiceFinding, due_findings, tax_findings
+from generator.invoice.read import Invoice, InvoiceLine, read_invoice
 
 CURRENCY = "USD"  # the tariffs' currency
 INVOICE_TYPE = "380"  # UNTDID 1001: a commercial invoice (381 is a credit note, 384 a corrected invoice)
@@ -151,7 +151,7 @@ def _line_findings(line: InvoiceLine, c: Committed) -> list[InvoiceFinding]:
 
 def _document_findings(invoice: Invoice) -> list[InvoiceFinding]:
     """The document itself: an invoice (not a credit note), whose tax, gross and due amounts add up (EN 16931
-    BR-CO-14 to BR-CO-17, which the XSD does not check: invoice_money). The tax is never compared with the
+    BR-CO-14 to BR-CO-17, which the XSD does not check: generator.invoice.money). The tax is never compared with the
     decision, only with the invoice's own sums."""
     out = []
     if invoice.type_code != INVOICE_TYPE:

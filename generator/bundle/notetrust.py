@@ -1,4 +1,4 @@
-"""The decision note's own checks, for a bundle and for a note verified on its own (`verify NOTE.pdf`).
+"""Whether a decision note is trusted: its signer, its title and decision.json, checked for a bundle and a note alone.
 
 The signature itself is judged by generator.bundle.signing (pyHanko's full verdict). Here: what the note is read for
 once that verdict is clean (its signer certificate, its title, its embedded decision.json), the trust anchor,
@@ -16,10 +16,10 @@ from typing import Any
 
 from cryptography import x509
 
-from generator.bundle.bundleid import bundle_id
 from generator.bundle.certchain import chain_problem, parse_time, usage_problem, validity_problem
 from generator.bundle.signing import PdfSignatureCheck, cert_fingerprint, check_pdf_signature, embedded_decision
 from generator.bundle.verdict import Problem, Trust
+from generator.core.bundleid import bundle_id
 from generator.core.limits import Limits
 from generator.core.strictjson import JsonRefused, loads
 
@@ -117,7 +117,7 @@ def trust_problem(signer: x509.Certificate, trust: Trust, file: str, signed_at: 
 
 
 def decision_id(raw: bytes, file: str, limits: Limits) -> tuple[Any, str | None, Problem | None]:
-    """decision.json parsed strictly and its bundle ID recomputed (generator.bundle.bundleid), or the problem."""
+    """decision.json parsed strictly and its bundle ID recomputed (generator.core.bundleid), or the problem."""
     try:
         decision = loads(raw, limits.max_json_depth)
         if not isinstance(decision, dict):

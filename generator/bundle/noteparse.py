@@ -1,10 +1,10 @@
 """The decision note parsed in a child process, under a processor-time and a memory ceiling.
 
-pyHanko's cost grows with what a PDF holds, not only with its size: a 6 MB note whose form lists one field a
-million times takes it half a minute and hundreds of megabytes. A bundle signed by someone's own key passes
-every checksum, so its note is parsed (without a trust anchor, to show who signed it); the child process
+pyHanko's cost grows with what a PDF holds, not only with its size: a small note whose form lists one field
+a million times takes it long and hundreds of megabytes (docs/performance.md). A bundle signed by someone's
+own key passes every checksum, so its note is parsed (without a trust anchor, to show who signed it); the child process
 bounds what that can cost (--max-pdf-seconds of processor time, MEMORY_CEILING of address space) and `verify`
-itself never imports pyHanko. The child is `python -m generator.bundle.notejob`: one JSON request on stdin, one JSON
+itself never imports pyHanko. The child is `python -m generator.bundle.noteparse`: one JSON request on stdin, one JSON
 answer on stdout.
 """
 
@@ -39,12 +39,12 @@ class NoteParse:
     decision: bytes | None = None
     timestamp: str | None = None
     timestamp_authority: str | None = None
-    signing_time: str | None = None  # ISO 8601, UTC: the timestamp's, else the signer's own claim (pdfsignature)
+    signing_time: str | None = None  # ISO 8601, UTC: the timestamp's, else the signer's own claim (pdfverdict)
 
 
 def _answer(request: dict[str, Any]) -> dict[str, Any]:
     """In the child: read the note, and judge its signature with the given certificate (or its own signer's)."""
-    from generator.bundle.notecheck import read_note, signature_problems
+    from generator.bundle.notetrust import read_note, signature_problems
 
     pdf, file = Path(request["pdf"]).read_bytes(), request["file"]
     facts = read_note(pdf, file)
@@ -88,7 +88,7 @@ def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signa
                "cert": None if cert is None else cert.public_bytes(serialization.Encoding.PEM).decode()}
     env = child_env()  # the child imports this very package
     try:
-        proc = subprocess.run([sys.executable, "-m", "generator.bundle.notejob"], input=json.dumps(request), env=env,
+        proc = subprocess.run([sys.executable, "-m", "generator.bundle.noteparse"], input=json.dumps(request), env=env,
                               capture_output=True, text=True, timeout=2 * limits.max_pdf_seconds + 30)
     except subprocess.TimeoutExpired:
         return _costly(file, limits, limit_message("max_pdf_seconds", limits, "the time parsing the PDF took"))

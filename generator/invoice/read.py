@@ -6,7 +6,7 @@ address-space ceiling, the XML is parsed with entity resolution, DTD loading and
 refused when it declares a DTD, and the factur-x library gets the parsed tree, never the bytes. A PDF's
 attachments are all looked through (qpdf walks what pypdf, the factur-x library's reader, does not): exactly
 one may be an invoice XML, and it must be the one the factur-x library reads.
-The child is `python -m generator.bundle.invoice_read`: one JSON request on stdin, one JSON answer on stdout.
+The child is `python -m generator.invoice.read`: one JSON request on stdin, one JSON answer on stdout.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from generator.bundle.invoice_money import InvoiceTax, decimal_of, money_fields
 from generator.core.errors import UnreadableInputError
 from generator.core.limits import MiB
 from generator.core.worker import child_env
+from generator.invoice.money import InvoiceTax, decimal_of, money_fields
 
 MAX_INVOICE_BYTES = 64 * MiB  # a Factur-X PDF is a few hundred kilobytes
 MAX_XML_BYTES = 8 * MiB
@@ -369,7 +369,7 @@ def read_invoice(path: Path) -> Invoice:
         raise UnreadableInputError(f"{path} is larger than {MAX_INVOICE_BYTES} bytes; an invoice is not")
     env = child_env()  # the child imports this very package
     try:
-        proc = subprocess.run([sys.executable, "-m", "generator.bundle.invoice_read"], env=env, capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "generator.invoice.read"], env=env, capture_output=True,
                               input=json.dumps({"path": str(path.resolve())}), text=True, timeout=2 * CPU_SECONDS)
     except subprocess.TimeoutExpired:
         raise UnreadableInputError(f"{path}: reading the invoice took longer than {2 * CPU_SECONDS} s") from None

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from typing import TYPE_CHECKING, Any
 
+from generator.core.codes import registered
+
 if TYPE_CHECKING:
-    from generator.bundle.invoice_read import Invoice
+    from generator.invoice.read import Invoice
 
 MAX_DIGITS = 24  # of an amount or a quantity: more is no invoice (and would overflow decimal arithmetic)
 CENT = Decimal("0.01")
@@ -35,6 +37,9 @@ class InvoiceFinding:
     committed: str | None
     message: str
     against: str = "committed"  # what `committed` is: "committed", "recomputed" or "allowed"
+
+    def __post_init__(self) -> None:
+        registered(self.code, "invoice finding")  # UnregisteredCode for a code generator.core.codes does not hold
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,129 @@
+"""The seed each finding code comes from: the seed sections its rules cite (tests/seed_rules*.py)."""
+
+from __future__ import annotations
+
+# 000/001/002: the protocol (German, Chinese, French); 003: the provider's article; 004: the Lab's README.
+SEEDS: dict[str, str] = {
+    "accepted-corpora-mismatch": (
+        "000/001/002 §4 accepted_unique_corpora, §5; 003 'Nutzbare Ergebnisse zählen, nicht Wiederholungen von "
+        "Messungen'"),
+    "allocated-exceeds-reserved": "000/001/002 §3; 004 §3",
+    "completed-count-mismatch": "003 'Wiederholen und Fehlschläge beibehalten'",
+    "completed-run-timed-zero": "000/001/002 §4 elapsed_seconds; 003 'Wiederholen und Fehlschläge beibehalten'",
+    "corpus-accepted-mismatch": "000/001/002 §4 corpus_accepted",
+    "corpus-revision-mismatch": "000/001/002 §1",
+    "corpus-size-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
+    "decimal-comma": "000/001/002 §4",
+    "different-work": (
+        "003 'Beispiel: dieselben 1.000 Texte klassifizieren'; 003 'Eingaben, Referenz und Manifest vorbereiten'; "
+        "000/001/002 §2; 000/001/002 §1, §2; 003 'Start, Aufwärmphase und gemessenen Durchlauf trennen'; "
+        "000/001/002 §3"),
+    "drawn-sequence-missing": "000/001/002 §3",
+    "driver-is-runtime-version": "004 §2; 000/001/002 §2",
+    "driver-not-recorded": "000/001/002 §2, §4 driver_version; 004 §2",
+    "duplicate-expected-id": "000/001/002 §1",
+    "duplicate-row-key": "000/001/002 §4; 003 'Wiederholen und Fehlschläge beibehalten'; 000/001/002 §3",
+    "duplicate-tariff": "003 'Die gebundenen Kosten mit unseren Paketen berechnen'; 004 Inhalt",
+    "duration-below-measured": "000/001/002 §4 elapsed_seconds, §3",
+    "duration-beyond-bracket": (
+        "000/001/002 §4 elapsed_seconds; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'"),
+    "duration-unmeasured": "000/001/002 §4 elapsed_seconds",
+    "environment-not-seen": (
+        "000/001/002 §4 gpu_model..runtime_version; 003 'Eingaben, Referenz und Manifest vorbereiten'"),
+    "exclusion-not-registered": "000/001/002 §3; 003 'Wiederholen und Fehlschläge beibehalten'",
+    "expected-ids-mismatch": "000/001/002 §4 expected_ids/observed_ids",
+    "failed-run-accepted": "003 'Wiederholen und Fehlschläge beibehalten'; 000/001/002 §5",
+    "failed-run-timed-zero": "000/001/002 §5; 003 'Wiederholen und Fehlschläge beibehalten'",
+    "fewer-than-five-runs": "000/001/002 §3; 003 'Dauern lesen, ohne fünf Versuche zu überinterpretieren'",
+    "field-count": "000/001/002 §4",
+    "fixed-value-mismatch": (
+        "000/001/002 §2; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'; 003 'Eingaben, Referenz und "
+        "Manifest vorbereiten'; 000/001/002 §1, §4 seed; 003 'Nutzbare Ergebnisse zählen, nicht Wiederholungen "
+        "von Messungen'"),
+    "format-valid-mismatch": "000/001/002 §1, §4 ids_match/format_valid",
+    "formula-like-cell": "000/001/002 §4 (usual CSV rules)",
+    "gpu-count-not-seen": "000/001/002 §2; 003 'Speicher als Machbarkeitskriterium nutzen'; 004 §3",
+    "gpu-model-not-seen": "000/001/002 §2, §4 gpu_model; 004 §2",
+    "gpu-not-rented": (
+        "000/001/002 §4 gpu_model; 003 'Eingaben, Referenz und Manifest vorbereiten'; 003 'Die gebundenen Kosten "
+        "mit unseren Paketen berechnen'; 000/001/002 §2, §5"),
+    "gpus-beyond-rental": "000/001/002 §5; 003 'Speicher als Machbarkeitskriterium nutzen'",
+    "ids-match-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
+    "illustrative-price": "003 'Die gebundenen Kosten mit unseren Paketen berechnen'; 004 §4",
+    "invisible-character": (
+        "000/001/002 §4 experiment_id..seed; 003 'Eingaben, Referenz und Manifest vorbereiten'; 000/001/002 §4 "
+        "notes; 003 'Das Protokoll herunterladen und einen wiederverwendbaren Nachweis behalten'; 000/001/002 §1"),
+    "measurement-config-mismatch": "000/001/002 §4 precision/batch/context; 004 §3; 000/001/002 §2",
+    "measurement-not-linked": "003 'Speicher als Machbarkeitskriterium nutzen'; 000/001/002 §3",
+    "measurement-without-gpu": "003 'Wiederholen und Fehlschläge beibehalten'; 004 Voraussetzungen und Grenzen",
+    "memory-disagrees": "000/001/002 §3; 003 'Speicher als Machbarkeitskriterium nutzen'; 004 §3",
+    "missing-attempt": (
+        "000/001/002 §3; 003 'Wiederholen und Fehlschläge beibehalten'; 003 'Dauern lesen, ohne fünf Versuche zu "
+        "überinterpretieren'"),
+    "missing-duration": "000/001/002 §3, §4 elapsed_seconds",
+    "missing-file": (
+        "000/001/002 §5; 003 'Das Protokoll herunterladen und einen wiederverwendbaren Nachweis behalten'"),
+    "missing-prediction-file": "000/001/002 §1, §5; 000/001/002 §1, §4 ids_match",
+    "no-run-times": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "no-tariff": (
+        "003 'Festlegen, was als akzeptiertes Ergebnis zählt', 'Die gebundenen Kosten mit unseren Paketen "
+        "berechnen'"),
+    "not-boolean": "000/001/002 §4 ids_match/format_valid",
+    "not-comparable": "003 'Eingaben, Referenz und Manifest vorbereiten'; 000/001/002 §2",
+    "observed-ids-mismatch": "003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
+    "outcome-disagrees-measurement": (
+        "000/001/002 §3; 003 'Dauern lesen, ohne fünf Versuche zu überinterpretieren'; 000/001/002 §5; 003 "
+        "'Speicher als Machbarkeitskriterium nutzen'"),
+    "package-does-not-cover-window": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 000/001/002 §5",
+    "package-mismatch": "000/001/002 §4 duration_days; 000/001/002 §4 lots",
+    "package-total-mismatch": (
+        "000/001/002 §4 package_total_usd_minor; 000/001/002 §5; 003 'Die gebundenen Kosten mit unseren Paketen "
+        "berechnen'; 004 §4"),
+    "package-total-unverifiable": "000/001/002 §5; 004 §4",
+    "path-outside-campaign": (
+        "000/001/002 §5; 003 'Das Protokoll herunterladen und einen wiederverwendbaren Nachweis behalten'"),
+    "peak-below-baseline": "000/001/002 §3; 004 §3",
+    "phase-order": "004 §3",
+    "quality-value-mismatch": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
+    "reference-missing-id": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
+    "registered-after-start": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
+    "renamed-column": "000/001/002 §4; 004 Inhalt",
+    "rule-not-registered": (
+        "000/001/002 §1, §4 quality_*; 003 'Qualität nach einem Wechsel der Präzision prüfen'; 000/001/002 §1; "
+        "003 'Festlegen, was als akzeptiertes Ergebnis zählt'"),
+    "run-after-deadline": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
+    "run-before-registration": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
+    "run-order-not-registered": "000/001/002 §3",
+    "run-outside-window": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "run-time-bracket-short": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "run-time-invalid": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "run-times-missing": (
+        "003 'Festlegen, was als akzeptiertes Ergebnis zählt', 'Die Dauer mit dem vollständigen Zeitplan wählen'"),
+    "run-times-out-of-order": "000/001/002 §3; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "run-times-partial": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "runs-overlap": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 000/001/002 §3",
+    "schema-violation": (
+        "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §3; 003 'Start, Aufwärmphase und "
+        "gemessenen Durchlauf trennen'; 000/001/002 §4 elapsed_seconds"),
+    "synthetic-data-mismatch": "004 §3; 000/001/002 Einleitung",
+    "synthetic-model-measurement": "004 Inhalt, §3; 000/001/002 §3",
+    "tariff-not-catalogue": (
+        "003 'Die gebundenen Kosten mit unseren Paketen berechnen', 'Das Protokoll herunterladen'; 004 Inhalt, "
+        "§4; 000/001/002 §5; 004 §4; 003 'Die gebundenen Kosten mit unseren Paketen berechnen'"),
+    "unknown-column": (
+        "000/001/002 §3, §4 (the 38 columns); 003 'Dauern lesen, ohne fünf Versuche zu überinterpretieren'"),
+    "unknown-outcome": "000/001/002 §3; 003 'Wiederholen und Fehlschläge beibehalten'",
+    "unknown-timezone": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "unknown-variant": (
+        "003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Wiederholen und Fehlschläge beibehalten'"),
+    "unregistered-attempt": "000/001/002 §3; 003 'Dauern lesen, ohne fünf Versuche zu überinterpretieren'",
+    "variant-value-mismatch": "000/001/002 §4 precision/batch/context; 003 'Wiederholen und Fehlschläge beibehalten'",
+    "warm-rows-mismatch": "004 §3; 000/001/002 §3",
+    "warmup-mismatch": (
+        "000/001/002 §3, §4 phase; 004 §3; 000/001/002 §3; 003 'Start, Aufwärmphase und gemessenen Durchlauf "
+        "trennen'"),
+    "window-exceeds-packages": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "window-time-ambiguous": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "window-time-nonexistent": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "zero-not-measured": "000/001/002 §4; 003 'Wiederholen und Fehlschläge beibehalten'",
+}

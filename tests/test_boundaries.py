@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,16 @@ import pytest
 from sklearn.metrics import f1_score
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.predictions import read_ids, read_labels
 from generator.audit.recompute import cost, package, runtimes, timing
 from generator.audit.recompute.acceptance import Acceptance, assess_run, claim_findings, prepare_truth
 from generator.audit.recompute.model import Window
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
 from generator.audit.report import _usd_decimal, format_finding, format_findings
+from generator.core.jsonvalue import JsonScalar
 from generator.core.money import usd_amount
 from generator.render.i18n import Formats
 
@@ -26,6 +31,27 @@ from generator.render.i18n import Formats
 # registration instant is not after it); a run inside the window may touch both edges; a run may end exactly
 # at the deadline.
 PARIS_REGISTERED = "2026-10-05T08:50:00+02:00"  # 06:50Z, ten minutes before the window
+# The example's protocol: what a test leaves out of its partial protocol or experiment is the example's.
+EXAMPLE_PROTOCOL = json.loads((Path(__file__).resolve().parents[1] / "inputs" / "example" / "protocol.json")
+                              .read_text(encoding="utf-8"))
+
+
+def _typed(partial: dict[str, Any]) -> Protocol:
+    return Protocol.of({**EXAMPLE_PROTOCOL, **partial})
+
+
+def _experiment(partial: dict[str, Any]) -> ExperimentSpec:
+    return ExperimentSpec.of({**EXAMPLE_PROTOCOL["experiments"][0], **partial})
+
+
+def _measurement(phases: list[dict[str, Any]]) -> MeasurementDoc:
+    """A measurement holding these phases (each `ok`, its counters not measured, unless it says otherwise)."""
+    counters = dict.fromkeys(("baseline_allocated_bytes", "baseline_reserved_bytes", "final_allocated_bytes",
+                              "final_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes"))
+    return MeasurementDoc.of({
+        "schema_version": "1", "environment": {"python_version": "3.11", "device": "cuda:0", "gpu_available": True},
+        "configuration": {"device": "cuda:0", "batch": 1, "dtype": "float32", "warmup": 0, "repeats": 1},
+        "phases": [{"status": "ok", "elapsed_seconds": 1.0, **counters, **p} for p in phases]})
 
 
 def _protocol(registered_at: str = PARIS_REGISTERED, deadline: str = "2026-10-09T18:00") -> dict[str, Any]:
@@ -35,7 +61,7 @@ def _protocol(registered_at: str = PARIS_REGISTERED, deadline: str = "2026-10-09
 
 def _codes(protocol: dict[str, Any], started: str, ended: str) -> set[str]:
     phase = {"phase": "cold_forward", "started_at": started, "ended_at": ended}
-    found = runtimes.run_time_findings(protocol, {"m.json": {"phases": [phase]}}, "grid.csv", [], [])
+    found = runtimes.run_time_findings(_typed(protocol), {"m.json": _measurement([phase])}, "grid.csv", [], [])
     return {f.code for f in found if f.is_error}
 
 
@@ -100,7 +126,7 @@ def test_a_package_exactly_as_long_as_the_window_covers_it(days: int, start: str
     assert window.smallest_covering_days == days
     assert package.covers_window(window, days)
     exp = {"id": "e", "rental": {"gpu": "g", "duration_days": days, "lots": 1}}
-    _, found = package.price_package(exp, [], window, {}, "grid.csv", "tariffs.csv")
+    _, found = package.price_package(_experiment(exp), [], window, {}, "grid.csv", "tariffs.csv")
     assert "package-does-not-cover-window" not in {f.code for f in found}
 
 
@@ -114,7 +140,8 @@ def test_one_second_more_is_not_covered(days: int, start: str, end: str) -> None
         assert window.extra_30_day_periods == 1
     exp = {"id": "e", "rental": {"gpu": "g", "duration_days": days, "lots": 1}}
     row = {"duration_days": days}
-    _, found = package.price_package(exp, [(0, row, 2)], window, {}, "grid.csv", "tariffs.csv")
+    _, found = package.price_package(_experiment(exp), [(0, GridRow.of(row), 2)], window, {}, "grid.csv",
+                                     "tariffs.csv")
     assert {"package-does-not-cover-window", "duration-does-not-cover-window"} <= {f.code for f in found}
 
 
@@ -138,8 +165,8 @@ def _macro_f1_by_check(tmp_path: Path, truth: list[str], pred: list[str], classe
     predictions = read_labels(tmp_path / "warm-1.csv", "warm-1.csv", set(classes), Severity.WARNING)
     truth_codes = prepare_truth(expected.ids, True, reference, classes)
     protocol = {"quality": {"metric": "macro_f1", "threshold": 0.5, "tolerance": 0.1, "direction": "higher_is_better",
-                            "reference": {"value": 0.6}}}
-    return assess_run(truth_codes, predictions, protocol).quality_value
+                            "reference": {"name": "r", "value": 0.6}}}
+    return assess_run(truth_codes, predictions, _typed(protocol)).quality_value
 
 
 def test_macro_f1_with_a_declared_class_absent_is_sklearns(tmp_path: Path) -> None:
@@ -192,9 +219,10 @@ def test_ranges_apart_with_a_gap_beyond_the_spread_decide() -> None:
 # ------------------------------------------------------------------- claimed against recomputed, both ways
 
 PROTOCOL_Q = {"quality": {"metric": "macro_f1", "threshold": 0.8, "tolerance": 0.03, "direction": "higher_is_better",
-                          "reference": {"value": 0.84}}}
-ROW = {"experiment_id": "e", "variant_id": "v", "phase": "warm", "run_index": 1, "expected_ids": 1000,
-       "observed_ids": 1000, "ids_match": True, "format_valid": True, "corpus_accepted": True, "quality_value": 0.85}
+                          "reference": {"name": "r", "value": 0.84}}}
+ROW: dict[str, JsonScalar] = {
+    "experiment_id": "e", "variant_id": "v", "phase": "warm", "run_index": 1, "expected_ids": 1000,
+    "observed_ids": 1000, "ids_match": True, "format_valid": True, "corpus_accepted": True, "quality_value": 0.85}
 
 
 def _accepted() -> Acceptance:
@@ -203,8 +231,9 @@ def _accepted() -> Acceptance:
                       file_present=True)
 
 
-def _claims(acc: Acceptance, **cells: Any) -> dict[str, Finding]:
-    return {f.field or "": f for f in claim_findings({**ROW, **cells}, 2, acc, PROTOCOL_Q, "grid.csv")}
+def _claims(acc: Acceptance, **cells: JsonScalar) -> dict[str, Finding]:
+    row = GridRow.of({**ROW, **cells})
+    return {f.field or "": f for f in claim_findings(row, 2, acc, _typed(PROTOCOL_Q), "grid.csv")}
 
 
 def test_the_example_row_agrees() -> None:
@@ -231,7 +260,8 @@ def test_counts_claimed_either_way(column: str, claimed: int) -> None:
 @pytest.mark.parametrize("column", ["ids_match", "format_valid", "corpus_accepted"])
 def test_booleans_claimed_either_way(column: str) -> None:
     # claimed true, the evidence false
-    rejected = Acceptance(**{**_accepted().to_dict(), column: False})
+    rejected = _accepted()
+    setattr(rejected, column, False)
     found = _claims(rejected)[column]
     assert (found.claimed, found.recomputed) == (True, False)
     assert "claims true, the evidence gives false" in found.message and "True" not in found.message
@@ -246,8 +276,9 @@ def test_package_total_claimed_either_way(claimed: int) -> None:
                          snapshot_date="2026-09-24", price_status="published")
     exp = {"id": "e", "rental": {"gpu": "g", "duration_days": 7, "lots": 1}}
     window = _window("2026-06-01T09:00", "2026-06-05T09:00")
-    _, found = package.price_package(exp, [(0, {"package_total_usd_minor": claimed}, 2)], window,
-                                     {("g", 7): tariff}, "grid.csv", "tariffs.csv")
+    row = GridRow.of({"package_total_usd_minor": claimed})
+    _, found = package.price_package(_experiment(exp), [(0, row, 2)], window, {("g", 7): tariff}, "grid.csv",
+                                     "tariffs.csv")
     hits = [f for f in found if f.code == "package-total-mismatch"]
     assert [(f.claimed, f.recomputed) for f in hits] == [(claimed, 11000)]
 
@@ -270,7 +301,7 @@ def test_values_print_as_the_files_write_them() -> None:
 def test_a_missing_prediction_file_is_the_cause_of_its_row_findings() -> None:
     rel = "predictions/e/v/warm-1.csv"
     missing = Acceptance(expected_ids=1000, observed_ids=0, rows=0, missing=1000)
-    found = claim_findings(ROW, 2, missing, PROTOCOL_Q, "grid.csv")
+    found = claim_findings(GridRow.of(ROW), 2, missing, _typed(PROTOCOL_Q), "grid.csv")
     assert {f.field for f in found} == {"observed_ids", "ids_match", "format_valid", "corpus_accepted",
                                         "quality_value"}
     for f in found:

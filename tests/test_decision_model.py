@@ -145,7 +145,8 @@ def _config(cid: str, *, budget: int | None, warm: tuple[float, ...], admissible
                               min=min(warm), max=max(warm), p95=None, tail_note="few")
     return model.Configuration(
         id=cid, experiment_id=cid.split("/")[0], variant_id=cid.split("/")[1], variable="batch", value=1, gpu="g",
-        environment={}, measurement=None, runs=(), timing=model.Timing(warm=stats, cold=stats), attempts=1,
+        environment=model.EnvironmentCells(*[None] * 10), measurement=None, runs=(),
+        timing=model.Timing(warm=stats, cold=stats), attempts=1,
         completed=1, failures=0, out_of_memory=0, accepted_runs=1, accepted_unique_corpora=1, accepted=True,
         memory_feasible=True, fits_window=True, fits_deadline=True, admissible=admissible,
         reasons=() if admissible else ("not accepted",), committed_budget_usd_minor=budget,

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, f1_score
 
+from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import cost, memory, timing
 from generator.audit.recompute.model import CostPerResult, Separation
 from generator.core.errors import LocalTimeError, QuoteError, UsageError
@@ -84,11 +85,11 @@ def test_separation_without_a_successful_run_has_no_gap() -> None:
 def test_memory_invariants() -> None:
     good = {"baseline_allocated_bytes": 10, "baseline_reserved_bytes": 20, "peak_allocated_bytes": 30,
             "peak_reserved_bytes": 40}
-    assert memory.invariant_findings(good, "f", 2, "") == []
+    assert memory.invariant_findings(GridRow.of(good), "f", 2, "") == []
     bad = dict(good, peak_allocated_bytes=50)
-    assert [f.code for f in memory.invariant_findings(bad, "f", 2, "")] == ["allocated-exceeds-reserved"]
+    assert [f.code for f in memory.invariant_findings(GridRow.of(bad), "f", 2, "")] == ["allocated-exceeds-reserved"]
     low = dict(good, peak_reserved_bytes=15, peak_allocated_bytes=12)
-    assert [f.code for f in memory.invariant_findings(low, "f", 2, "")] == ["peak-below-baseline"]
+    assert [f.code for f in memory.invariant_findings(GridRow.of(low), "f", 2, "")] == ["peak-below-baseline"]
 
 
 def _tariff(gpu: str, price: int, gpus: int) -> cost.Tariff:

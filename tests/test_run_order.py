@@ -13,6 +13,8 @@ import jsonschema
 from conftest import REPO
 
 from generator.audit.check import check_campaign
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import Protocol
 from generator.audit.recompute import runorder, runtimes
 
 H200 = REPO / "inputs" / "h200-campaign"
@@ -33,7 +35,9 @@ def h200() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
 
 
 def codes(protocol: dict[str, Any], docs: dict[str, dict[str, Any]]) -> list[str]:
-    return sorted(f.code for f in runtimes.run_time_findings(protocol, docs, GRID, [], []))
+    return sorted(f.code for f in runtimes.run_time_findings(Protocol.of(protocol),
+                                                             {k: MeasurementDoc.of(d) for k, d in docs.items()},
+                                                             GRID, [], []))
 
 
 def order_codes(folder: Path) -> list[tuple[str, str | None]]:

@@ -11,6 +11,8 @@ from typing import Any
 from conftest import EXAMPLE, GRID
 
 from generator.audit.check import check_campaign
+from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import samework
 
 PROTOCOL: dict[str, Any] = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))
@@ -20,12 +22,12 @@ def _protocol() -> dict[str, Any]:
     return copy.deepcopy(PROTOCOL)
 
 
-def _rows(exp: str, **cells: Any) -> list[dict[str, Any]]:
-    return [{"experiment_id": exp, "variant_id": "b1", **cells}]
+def _rows(exp: str, **cells: Any) -> list[GridRow]:
+    return [GridRow.of({"experiment_id": exp, "variant_id": "b1", **cells})]
 
 
 def test_the_example_does_one_kind_of_work() -> None:
-    assert samework.experiment_findings(_protocol(), [], GRID) == []
+    assert samework.experiment_findings(Protocol.of(_protocol()), [], GRID) == []
 
 
 def test_a_declared_variable_is_no_difference_of_work() -> None:
@@ -35,7 +37,7 @@ def test_a_declared_variable_is_no_difference_of_work() -> None:
     second = p["experiments"][1]
     second.update(variable="context", variants=[{"id": "c512", "value": 512}, {"id": "c256", "value": 256}])
     second["fixed"].update(context=None, batch=4)
-    assert samework.experiment_findings(p, [], GRID) == []
+    assert samework.experiment_findings(Protocol.of(p), [], GRID) == []
 
 
 def test_precision_is_compared_and_batch_is_not() -> None:
@@ -45,7 +47,7 @@ def test_precision_is_compared_and_batch_is_not() -> None:
         exp.update(variable="precision", variants=[{"id": "bf16", "value": "bfloat16"},
                                                    {"id": "fp16", "value": "float16"}])
         exp["fixed"].update(precision=None, batch=batch)
-    findings = samework.experiment_findings(p, [], GRID)
+    findings = samework.experiment_findings(Protocol.of(p), [], GRID)
     assert [(f.code, f.field, f.shared_input) for f in findings] == [
         ("different-work", "/experiments/1/fixed/batch", "protocol")]
     assert findings[0].message == (
@@ -61,19 +63,19 @@ def test_a_fact_left_open_is_read_from_the_grid() -> None:
         exp.update(variable="precision", variants=[{"id": "b1", "value": "bfloat16"}])
         exp["fixed"].update(precision=None, batch=None)
     rows = _rows("rtx4090-batch", batch=4) + _rows("b200-batch", batch=8)
-    [finding] = samework.experiment_findings(p, rows, GRID)
+    [finding] = samework.experiment_findings(Protocol.of(p), rows, GRID)
     assert finding.field == "/experiments/1/fixed/batch"
     assert finding.message.endswith(f"rtx4090-batch 4 ({GRID}; open in protocol.json), "
                                     f"b200-batch 8 ({GRID}; open in protocol.json)")
     # The same value in both is the same work, whichever file states it.
     p["experiments"][0]["fixed"]["batch"] = 8
-    assert samework.experiment_findings(p, _rows("b200-batch", batch=8), GRID) == []
+    assert samework.experiment_findings(Protocol.of(p), _rows("b200-batch", batch=8), GRID) == []
 
 
 def test_an_unwritten_warmup_field_is_said_so() -> None:
     p = _protocol()
     del p["experiments"][0]["warmup"]["recompilation"]
-    [finding] = samework.experiment_findings(p, [], GRID)
+    [finding] = samework.experiment_findings(Protocol.of(p), [], GRID)
     assert finding.field == "/experiments/1/warmup/recompilation"
     assert finding.message.endswith('rtx4090-batch not written, b200-batch "none (eager mode)"')
 
@@ -85,7 +87,7 @@ def test_three_experiments_each_named_against_the_first() -> None:
     p["experiments"].append(third)
     for exp in p["experiments"][1:]:
         exp["fixed"]["seed"] = 99
-    findings = samework.experiment_findings(p, [], GRID)
+    findings = samework.experiment_findings(Protocol.of(p), [], GRID)
     assert [f.field for f in findings] == ["/experiments/1/fixed/seed", "/experiments/2/fixed/seed"]
     assert findings[1].extra["values"] == {"rtx4090-batch": "1234", "b200-again": "99"}
 

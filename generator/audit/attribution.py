@@ -5,10 +5,14 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from generator.audit.campaign import PROTOCOL_FILE
 from generator.audit.findings import Finding
+from generator.audit.inputs.protocol import Protocol
+
+if TYPE_CHECKING:
+    from generator.audit.load import CampaignInputs
 
 # The shared inputs a decision rests on as a whole; an error in one of them withholds the answer.
 SHARED_ROLES = {"expected_ids": "expected_ids", "reference": "reference", "tariffs": "tariffs",
@@ -20,7 +24,7 @@ _EXPERIMENT_FIELD = re.compile(r"^/experiments/([^/]+)(?:/variants/([^/]+))?")
 class Owners:
     """Where each piece of evidence belongs: grid lines, prediction files and measurement files to configurations."""
 
-    protocol: dict[str, Any] | None
+    protocol: Protocol | None
     files: dict[str, str]
     by_line: dict[int, str] = field(default_factory=dict)
     by_file: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -29,51 +33,51 @@ class Owners:
     def registered(self) -> set[str]:
         if not self.protocol:
             return set()
-        return {f"{e['id']}/{v['id']}" for e in self.protocol["experiments"] for v in e["variants"]}
+        return {f"{e.id}/{v.id}" for e in self.protocol.experiments for v in e.variants}
 
 
-def owners_of(inputs: Any) -> Owners:
+def owners_of(inputs: CampaignInputs) -> Owners:
     """Index a loaded campaign (`generator.audit.load.CampaignInputs`) by the configuration each file or row serves."""
     owners = Owners(protocol=inputs.protocol, files=inputs.files)
     registered = owners.registered
-    rows = inputs.grid.rows if inputs.grid is not None else []
+    rows = inputs.grid_rows
     lines = inputs.grid.lines if inputs.grid is not None else []
     row_config: dict[int, str] = {}
     for index, (row, line) in enumerate(zip(rows, lines, strict=False)):
-        config = f"{row.get('experiment_id')}/{row.get('variant_id')}"
+        config = f"{row.experiment_id}/{row.variant_id}"
         if config in registered:
             owners.by_line[line] = config
             row_config[index] = config
     for run in inputs.run_files:
         if run.row_index in row_config:
             owners.by_file[run.relpath].add(row_config[run.row_index])
-    for exp in inputs.protocol["experiments"] if inputs.protocol else []:
-        for variant in exp["variants"]:
-            if variant.get("measurement"):
-                owners.by_file[variant["measurement"]].add(f"{exp['id']}/{variant['id']}")
+    for exp in inputs.protocol.experiments if inputs.protocol else ():
+        for variant in exp.variants:
+            if variant.measurement:
+                owners.by_file[variant.measurement].add(f"{exp.id}/{variant.id}")
     return owners
 
 
-def _experiment_configs(protocol: dict[str, Any], match: re.Match[str]) -> tuple[str, ...] | None:
+def _experiment_configs(protocol: Protocol, match: re.Match[str]) -> tuple[str, ...] | None:
     """The configurations a protocol field under /experiments/N (index or id) concerns; None when ambiguous."""
-    experiments = protocol["experiments"]
+    experiments = protocol.experiments
     key = match.group(1)
-    ids = [e["id"] for e in experiments]
+    ids = [e.id for e in experiments]
     if key.isdigit() and int(key) < len(experiments):
         exp = experiments[int(key)]
     elif ids.count(key) == 1:
         exp = experiments[ids.index(key)]
     else:
         return None
-    if ids.count(exp["id"]) != 1:
+    if ids.count(exp.id) != 1:
         return None  # two experiments share an id: no configuration can be told apart
-    variants = exp["variants"]
+    variants = exp.variants
     vkey = match.group(2)
     if vkey is not None:
         if vkey.isdigit() and int(vkey) < len(variants):
-            return (f"{exp['id']}/{variants[int(vkey)]['id']}",)
+            return (f"{exp.id}/{variants[int(vkey)].id}",)
         return None
-    return tuple(f"{exp['id']}/{v['id']}" for v in variants)
+    return tuple(f"{exp.id}/{v.id}" for v in variants)
 
 
 def _attribute_one(f: Finding, owners: Owners) -> Finding:

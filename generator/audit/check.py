@@ -11,13 +11,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from generator import __version__
 from generator.audit import idsets
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import is_file
 from generator.audit.findings import Finding, Severity, count_by_severity, sort_key
+from generator.audit.inputs.protocol import Protocol
 from generator.audit.load import CampaignInputs, RunFile, load_campaign
 from generator.audit.readers.boundedread import read_bounded, second_line_starts
 from generator.audit.readers.predictions import (
@@ -47,6 +47,7 @@ from generator.audit.recompute.model import (
     Tool,
 )
 from generator.audit.validate import validate_inputs
+from generator.core.jsonvalue import JsonDocument
 from generator.core.safefiles import sha256_file
 
 # Prediction files read, parsed and assessed at once, each in a worker thread of its own (reading, hashing,
@@ -74,9 +75,10 @@ class _Outcome:
 class CheckResult:
     """The decision document, its findings (sorted) and the loaded inputs."""
 
-    decision: dict[str, Any]
+    decision: JsonDocument  # decision.json as JSON (document.to_json_dict()); `document` is its typed form
     findings: list[Finding]
     inputs: CampaignInputs
+    document: DecisionDocument  # the same decision, typed
 
     @property
     def errors(self) -> list[Finding]:
@@ -94,7 +96,7 @@ def decision_time() -> str:
 class _Judge:
     """What each run is assessed against: the prepared truth (column-wise) or plain lists (the reference path)."""
 
-    protocol: dict[str, Any]
+    protocol: Protocol
     truth: Truth | None = None
     expected: list[str] = field(default_factory=list)
     reference: dict[str, str] = field(default_factory=dict)
@@ -118,7 +120,7 @@ def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
         return None
     if fast:
         judge = _Judge(protocol, truth=prepare_truth(expected.ids, inputs.expected_distinct, reference,
-                                                     sorted(protocol["classes"])))
+                                                     sorted(protocol.classes)))
     else:
         labels = idsets.as_array(reference.labels).to_pylist()
         judge = _Judge(protocol, expected=list(idsets.as_array(expected.ids).to_pylist()),
@@ -262,10 +264,8 @@ def recompute_and_gate(inputs: CampaignInputs, judged: bool, acceptances: dict[i
         shared = [f for f in findings if f.is_error and f.shared_input]
         return None, withhold([], shared, unreadable=True), findings
     grid, tariffs = inputs.grid, inputs.tariffs
-    measurements = {f: d.data for f, d in inputs.measurements.items() if d.ok}
-    body, more = recompute(inputs.protocol, grid.file, grid.rows, grid.lines, acceptances, measurements,
-                                 tariffs.rows if tariffs else [],
-                                 tariffs.file if tariffs else inputs.files["tariffs"])
+    body, more = recompute(inputs.protocol, grid.file, inputs.grid_rows, grid.lines, acceptances, inputs.measured,
+                           inputs.tariff_rows, tariffs.file if tariffs else inputs.files["tariffs"])
     findings = attribute(findings + more, owners_of(inputs))
     configurations, decision = decide(body.configurations, findings)
     return replace(body, configurations=tuple(configurations)), decision, findings
@@ -293,12 +293,12 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
     document = DecisionDocument(
         schema_version="1", tool=Tool("gpu-audit", __version__), generated_at=decision_time(),
         campaign=CampaignSummary.of(protocol) if protocol else None,
-        rule=QualityRule.from_json_dict(protocol["quality"]) if protocol else None,
+        rule=QualityRule.of(protocol) if protocol else None,
         inputs=tuple(_fingerprints(inputs, hashed)),
         window=body.window if body else None, experiments=body.experiments if body else (),
         configurations=body.configurations if body else (), decision=decision,
         finding_counts=count_by_severity(findings), findings=tuple(findings))
-    return CheckResult(decision=document.to_json_dict(), findings=findings, inputs=inputs)
+    return CheckResult(decision=document.to_json_dict(), findings=findings, inputs=inputs, document=document)
 
 
 def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None = None,

@@ -6,7 +6,6 @@ import json
 from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
 from enum import Enum
-from typing import Any
 
 from generator.core.codes import registered
 
@@ -37,16 +36,16 @@ class Finding:
     message: str
     line: int | None = None
     field: str | None = None
-    value: Any = None
+    value: object = None  # the value as the file writes it: a JSON scalar, list or object
     rule: str | None = None
     fix: str | None = None
-    claimed: Any = None
-    recomputed: Any = None
-    extra: dict[str, Any] = dataclass_field(default_factory=dict)
+    claimed: object = None
+    recomputed: object = None
+    extra: dict[str, object] = dataclass_field(default_factory=dict)
     configurations: tuple[str, ...] = ()
     shared_input: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dictionary (severity as its string value)."""
         data = asdict(self)
         data["severity"] = self.severity.value
@@ -58,12 +57,12 @@ class Finding:
         return self.severity is Severity.ERROR
 
 
-_UNSET: Any = object()
+_UNSET = object()
 
 
 def make_finding(code: str, severity: Severity, file: str, message: str, *, line: int | None = None,
-                 field: str | None = None, claimed: Any = None, recomputed: Any = None, value: Any = _UNSET,
-                 rule: str | None = None, fix: str | None = None, extra: dict[str, Any] | None = None,
+                 field: str | None = None, claimed: object = None, recomputed: object = None, value: object = _UNSET,
+                 rule: str | None = None, fix: str | None = None, extra: dict[str, object] | None = None,
                  configurations: tuple[str, ...] = ()) -> Finding:
     """The one builder of findings: `value` is the claimed value unless given, as most rules report it.
 
@@ -73,7 +72,7 @@ def make_finding(code: str, severity: Severity, file: str, message: str, *, line
                    recomputed=recomputed, extra=dict(extra or {}), configurations=configurations)
 
 
-def cell_text(value: Any) -> str:
+def cell_text(value: object) -> str:
     """A claimed or recomputed value as the files write it: `true`, `false`, `(empty)` for an empty cell or an
     absent value, numbers and text as they are; never Python's `True` or `None`."""
     if value is None or value == "":
@@ -90,7 +89,7 @@ def cell_text(value: Any) -> str:
 FOLLOWS_FROM = "follows_from"
 
 
-def follows_from(code: str, file: str) -> dict[str, Any]:
+def follows_from(code: str, file: str) -> dict[str, object]:
     """The `extra` of a finding that follows from the finding `code` on `file`."""
     return {FOLLOWS_FROM: {"code": code, "file": file}}
 

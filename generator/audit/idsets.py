@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,10 @@ def ints(arr: pa.Array) -> np.ndarray:
     if arr.null_count:
         raise ValueError("integer array with nulls")
     return _raw_values(arr)
+
+
+# A numpy array of class codes or keys, whatever its integer width (code_type picks the narrowest).
+Codes: TypeAlias = "np.ndarray[Any, np.dtype[Any]]"
 
 
 def as_array(values: Any) -> pa.Array:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from generator.audit import names
 from generator.audit.campaign import (
@@ -17,8 +16,11 @@ from generator.audit.campaign import (
     template_example,
 )
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.access import as_object
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.rows import GridRow, TariffRow
 from generator.audit.readers.csvtable import Table, read_table
-from generator.audit.readers.grid import row_key
 from generator.audit.readers.jsondoc import Document, read_document
 from generator.audit.readers.predictions import ColumnRules, LabelFile, known_ids, read_ids, read_labels, size_limit
 
@@ -48,7 +50,7 @@ class CampaignInputs:
     """Everything loaded from a campaign folder, with the findings of loading (and of validation, once validated)."""
 
     folder: CampaignFolder
-    protocol: dict[str, Any] | None
+    protocol: Protocol | None
     files: dict[str, str]
     expected: LabelFile | None = None
     expected_distinct: bool = False  # set by validation: every expected ID once
@@ -57,6 +59,9 @@ class CampaignInputs:
     grid: Table | None = None
     tariffs: Table | None = None
     measurements: dict[str, Document] = field(default_factory=dict)
+    measured: dict[str, MeasurementDoc] = field(default_factory=dict)  # the schema-valid measurements, typed
+    grid_rows: list[GridRow] = field(default_factory=list)  # the grid's rows typed, aligned with grid.rows
+    tariff_rows: list[TariffRow] = field(default_factory=list)  # the tariffs' rows typed
     run_files: list[RunFile] = field(default_factory=list)
     input_files: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # loading's; loading's and validation's once validated
@@ -64,7 +69,7 @@ class CampaignInputs:
 
     @property
     def classes(self) -> set[str] | None:
-        return set(self.protocol["classes"]) if self.protocol else None
+        return set(self.protocol.classes) if self.protocol else None
 
 
 def _locate(inputs: CampaignInputs, relpath: str, role: str, section: str, owner: str) -> Path | None:
@@ -97,9 +102,9 @@ def _load_protocol(folder: CampaignFolder) -> CampaignInputs:
         doc = read_document(path, PROTOCOL_FILE, "protocol")
         inputs.load_findings["protocol"].extend(doc.findings)
         if doc.ok:
-            inputs.protocol = doc.data
+            inputs.protocol = Protocol.of(as_object(doc.data))
         if inputs.protocol:
-            inputs.files.update(inputs.protocol["files"])
+            inputs.files.update(inputs.protocol.files.as_map())
     return inputs
 
 
@@ -132,15 +137,17 @@ def _load_table(inputs: CampaignInputs, key: str, role: str, schema_name: str) -
 
 def _load_measurements(inputs: CampaignInputs) -> None:
     """Each measurement JSON a variant links, once."""
-    for exp in inputs.protocol["experiments"] if inputs.protocol else []:
-        for variant in exp["variants"]:
-            rel = variant.get("measurement")
+    for exp in inputs.protocol.experiments if inputs.protocol else ():
+        for variant in exp.variants:
+            rel = variant.measurement
             if not rel or rel in inputs.measurements:
                 continue
             path = _locate(inputs, rel, "measurement", "measurements", PROTOCOL_FILE)
             if path is not None:
                 inputs.measurements[rel] = read_document(path, rel, "measurement")
                 inputs.load_findings["measurements"].extend(inputs.measurements[rel].findings)
+                if inputs.measurements[rel].ok:
+                    inputs.measured[rel] = MeasurementDoc.of(as_object(inputs.measurements[rel].data))
 
 
 def template_stays_inside(inputs: CampaignInputs) -> bool:
@@ -157,10 +164,10 @@ def _map_run_files(inputs: CampaignInputs, grid: Table) -> None:
     """The prediction file of each grid row with a complete key, first row of a key only (a repeat is a finding)."""
     template_ok = template_stays_inside(inputs)
     seen: set[tuple[str, str, str, int]] = set()
-    for index, row in enumerate(grid.rows):
-        if any(row.get(k) is None for k in _KEY_COLUMNS):
+    for index, row in enumerate(inputs.grid_rows):
+        if any(row.cell(k) is None for k in _KEY_COLUMNS):
             continue
-        key = row_key(row)
+        key = row.key()
         if key in seen:
             continue
         seen.add(key)
@@ -181,7 +188,9 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     inputs = _load_protocol(open_campaign(path))
     _load_truth(inputs, fast)
     inputs.tariffs = _load_table(inputs, "tariffs", "tariffs", "tariffs-row")
+    inputs.tariff_rows = [TariffRow.of(r) for r in inputs.tariffs.rows] if inputs.tariffs else []
     inputs.grid = _load_table(inputs, "raw_results", "raw results", "raw-results-row")
+    inputs.grid_rows = [GridRow.of(r) for r in inputs.grid.rows] if inputs.grid else []
     if inputs.grid is not None:
         _map_run_files(inputs, inputs.grid)
     _load_measurements(inputs)

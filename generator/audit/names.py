@@ -10,10 +10,10 @@ literal `%` never reads back), and `str.splitlines` ends a manifest line at U+20
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from generator.audit.campaign import template_example
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.protocol import Protocol
 
 CODE = "file-name-not-portable"
 RULE = ("an input's path reads back the same from the bundle's BagIt manifests and from bagit.py: no '%', "
@@ -43,16 +43,15 @@ def name_problem(relpath: str) -> str | None:
     return None
 
 
-def check_names(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
+def check_names(protocol: Protocol, file: str, out: list[Finding]) -> None:
     """One finding per path the protocol names (files.*, the prediction template, each variant's measurement)
     that cannot round-trip, at its field; the loader then reads and copies none of them (`refused`). Run after
     protocol_rules.check_paths, whose findings it does not repeat."""
-    files = protocol.get("files", {})
-    named = [(f"/files/{key}", value) for key, value in sorted(files.items()) if isinstance(value, str)]
-    for i, exp in enumerate(protocol["experiments"]):
-        for j, variant in enumerate(exp["variants"]):
-            if isinstance(variant.get("measurement"), str):
-                named.append((f"/experiments/{i}/variants/{j}/measurement", variant["measurement"]))
+    named = [(f"/files/{key}", value) for key, value in sorted(protocol.files.as_map().items())]
+    for i, exp in enumerate(protocol.experiments):
+        for j, variant in enumerate(exp.variants):
+            if variant.measurement is not None:
+                named.append((f"/experiments/{i}/variants/{j}/measurement", variant.measurement))
     outside = {f.field for f in out if f.code == "path-outside-campaign" and f.file == file}
     for field, relpath in named:
         if field in outside:

@@ -3,10 +3,9 @@ measurement links."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from generator.audit.campaign import DEFAULT_FILES, CampaignFolder, template_example
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.protocol import Protocol
 from generator.audit.recompute import cost
 from generator.audit.textsafety import FORMULA, FORMULA_FIX, FORMULA_RULE, formula_like, visible
 
@@ -16,7 +15,7 @@ PATH_RULE = "paths stay inside the campaign folder"
 _NO_WAY_OUT = "without '..', an absolute start or a link out of the folder"
 
 
-def check_paths(protocol: dict[str, Any], file: str, folder: CampaignFolder, out: list[Finding]) -> None:
+def check_paths(protocol: Protocol, file: str, folder: CampaignFolder, out: list[Finding]) -> None:
     """Every path the protocol names stays in the folder; one that leaves it is one finding, at its field.
 
     The loader then skips the file without a second finding, and the grid rows of a template that leaves the
@@ -27,24 +26,24 @@ def check_paths(protocol: dict[str, Any], file: str, folder: CampaignFolder, out
                                 field=field, value=value, rule=PATH_RULE, fix=fix))
 
     for key, role in FILE_ROLES.items():
-        rel = protocol["files"][key]
+        rel = protocol.files.as_map()[key]
         if folder.resolve(rel) is None:
             outside(f"/files/{key}", f"{role} path {rel!r}", rel,
                     f"write files.{key} relative to the campaign folder (such as {DEFAULT_FILES[key]!r}), "
                     + _NO_WAY_OUT)
-    pattern = protocol["files"]["predictions"]
+    pattern = protocol.files.predictions
     example = template_example(pattern)
     if folder.resolve(example) is None:
         outside("/files/predictions", f"the prediction file template {pattern!r} (a run's file would be {example!r})",
                 pattern, f"write files.predictions relative to the campaign folder (such as "
                          f"{DEFAULT_FILES['predictions']!r}), " + _NO_WAY_OUT)
-    for i, exp in enumerate(protocol["experiments"]):
-        for j, variant in enumerate(exp["variants"]):
-            rel = variant.get("measurement")
-            if rel and folder.resolve(rel) is None:
-                outside(f"/experiments/{i}/variants/{j}/measurement", f"measurement path {rel!r}", rel,
+    for i, exp in enumerate(protocol.experiments):
+        for j, variant in enumerate(exp.variants):
+            linked = variant.measurement
+            if linked and folder.resolve(linked) is None:
+                outside(f"/experiments/{i}/variants/{j}/measurement", f"measurement path {linked!r}", linked,
                         "name the variant's measurement JSON relative to the campaign folder (such as "
-                        f"'measurements/{exp['id']}-{variant['id']}.json'), " + _NO_WAY_OUT)
+                        f"'measurements/{exp.id}-{variant.id}.json'), " + _NO_WAY_OUT)
 
 
 def check_local_time(where: str, value: str, tz: str, file: str, out: list[Finding]) -> None:
@@ -67,9 +66,9 @@ def check_local_time(where: str, value: str, tz: str, file: str, out: list[Findi
                                 fix="write a time outside the repeated hour, or give the window in UTC (timezone UTC)"))
 
 
-def check_classes(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
+def check_classes(protocol: Protocol, file: str, out: list[Finding]) -> None:
     """A class a spreadsheet would run as a formula: one warning here, where every label cell repeats it."""
-    for i, name in enumerate(protocol["classes"]):
+    for i, name in enumerate(protocol.classes):
         if formula_like(name):
             out.append(make_finding(FORMULA, Severity.WARNING, file,
                                     f"class {visible(name)[:60]!r} starts with {name[0]!r}: a spreadsheet opening "
@@ -77,20 +76,20 @@ def check_classes(protocol: dict[str, Any], file: str, out: list[Finding]) -> No
                                     field=f"/classes/{i}", value=name, rule=FORMULA_RULE, fix=FORMULA_FIX))
 
 
-def check_measurement_links(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
+def check_measurement_links(protocol: Protocol, file: str, out: list[Finding]) -> None:
     """Where the campaign measured its variants, each variant links its measurement.
 
     A variant without one has no memory, outcome or GPU evidence to contradict its grid rows: leaving one
     out would let its claims stand unchecked while its neighbours' are checked.
     """
-    variants = [(i, j, exp, v) for i, exp in enumerate(protocol["experiments"]) for j, v in enumerate(exp["variants"])]
-    if not any(v.get("measurement") for _, _, _, v in variants):
+    variants = [(i, j, exp, v) for i, exp in enumerate(protocol.experiments) for j, v in enumerate(exp.variants)]
+    if not any(v.measurement for _, _, _, v in variants):
         return
     for i, j, exp, v in variants:
-        if not v.get("measurement"):
+        if not v.measurement:
             out.append(make_finding("measurement-not-linked", Severity.ERROR, file,
-                                    f"variant {exp['id']}/{v['id']} links no measurement JSON while the "
+                                    f"variant {exp.id}/{v.id} links no measurement JSON while the "
                                     "campaign's other variants do", field=f"/experiments/{i}/variants/{j}",
                                     rule="memory feasibility needs a measurement of the variant itself",
-                                    fix=f"add the measurement of {exp['id']}/{v['id']} and name it in its "
+                                    fix=f"add the measurement of {exp.id}/{v.id} and name it in its "
                                         "`measurement` field"))

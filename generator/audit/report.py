@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
 
 from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
+from generator.audit.recompute.model import Coverage, DecisionDocument
 from generator.audit.textsafety import terminal_safe
+from generator.core.jsonvalue import JsonDocument
 from generator.core.money import usd_amount
 from generator.core.termtext import escape_terminal
 
@@ -95,7 +96,7 @@ def format_findings(findings: Sequence[Finding], *, subject: str, max_findings: 
     return "\n".join(parts)
 
 
-def findings_payload(findings: Sequence[Finding], max_findings: int) -> dict[str, Any]:
+def findings_payload(findings: Sequence[Finding], max_findings: int) -> dict[str, object]:
     """The JSON form: counts over all findings, the first `max_findings` listed."""
     return {
         "counts": count_by_severity(list(findings)),
@@ -117,63 +118,62 @@ def findings_to_json(findings: Sequence[Finding], max_findings: int) -> str:
                                 ensure_ascii=False, default=str))
 
 
-def _usd(cents: Any) -> str:
-    return "undefined" if cents is None else f"{usd_amount(int(cents))} USD"
+def _usd(cents: object) -> str:
+    return "undefined" if cents is None else f"{usd_amount(int(str(cents)))} USD"
 
 
-def _seconds(value: Any) -> str:
+def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f} s"
 
 
-def format_decision(decision: dict[str, Any]) -> str:
+def format_decision(decision: DecisionDocument) -> str:
     """The decision as the terminal shows it: answer first, then one line per configuration."""
-    d = decision["decision"]
+    d = decision.decision
     lines = []
-    campaign = decision.get("campaign") or {}
-    if campaign.get("synthetic_data"):
+    campaign = decision.campaign
+    if campaign is not None and campaign.synthetic_data:
         lines.append("SYNTHETIC DATA: this campaign's figures were generated, not measured.")
-    if campaign:
-        lines.append(f"Question: {campaign['question']}")
-    by_id = {c["id"]: c for c in decision["configurations"]}
-    if d["answer"]:
-        chosen = by_id[d["answer"]]
-        per = chosen["cost_per_accepted_result"]
-        lines.append(f"Answer: {d['answer']} ({d['reason']})")
-        lines.append(f"Committed budget: {_usd(chosen['committed_budget_usd_minor'])}; cost per accepted result: "
-                     + (f"{_usd_decimal(per['usd_minor'])}" if per["usd_minor"] is not None
-                        else f"undefined ({per['undefined_reason']})"))
+    if campaign is not None:
+        lines.append(f"Question: {campaign.question}")
+    by_id = {c.id: c for c in decision.configurations}
+    if d.answer:
+        chosen = by_id[d.answer]
+        per = chosen.cost_per_accepted_result
+        lines.append(f"Answer: {d.answer} ({d.reason})")
+        lines.append(f"Committed budget: {_usd(chosen.committed_budget_usd_minor)}; cost per accepted result: "
+                     + (f"{_usd_decimal(per.usd_minor)}" if per.usd_minor is not None
+                        else f"undefined ({per.undefined_reason})"))
     else:
-        lines.append(f"Answer: none ({d['reason']})")
-        if d.get("fix"):
-            lines.append(f"  to get an answer: {d['fix']}")
-    if d.get("time_ordering"):
+        lines.append(f"Answer: none ({d.reason})")
+        if d.fix:
+            lines.append(f"  to get an answer: {d.fix}")
+    if d.time_ordering:
         lines.append("Order by median warm time (not the answer): "
-                     + ", ".join(f"{e['configuration']} {_seconds(e['warm_median_seconds'])}"
-                                 for e in d["time_ordering"]))
-    if d["series_decides"] is not None:
-        lines.append(f"Series decides: {'yes' if d['series_decides'] else 'no'}")
-    for note in d["uncertainty"]:
+                     + ", ".join(f"{e.configuration} {_seconds(e.warm_median_seconds)}" for e in d.time_ordering))
+    if d.series_decides is not None:
+        lines.append(f"Series decides: {'yes' if d.series_decides else 'no'}")
+    for note in d.uncertainty:
         lines.append(f"  uncertainty: {note}")
-    for e in d.get("exclusions", []):
-        lines.append(f"  excluded attempt: {e['configuration']} {e['phase']} {e['run_index']} (line {e['line']}), "
-                     f"cause={escape_terminal(str(e['cause'] or ''))}")
-    w = decision.get("window")
+    for e in d.exclusions or ():
+        lines.append(f"  excluded attempt: {e.configuration} {e.phase} {e.run_index} (line {e.line}), "
+                     f"cause={escape_terminal(str(e.cause or ''))}")
+    w = decision.window
     if w:
-        covering = (f"smallest covering package: {w['smallest_covering_days']} days" if w["smallest_covering_days"]
-                    else f"longer than 30 days: {w['extra_30_day_periods']} extra 30-day period(s)")
-        lines.append(f"Window: {w['start']} to {w['end']} {w['timezone']} = {w['hours']} h; {covering}; "
-                     f"deadline {w['deadline']} ({'met' if w['ends_before_deadline'] else 'NOT met'})")
-    if decision["configurations"]:
+        covering = (f"smallest covering package: {w.smallest_covering_days} days" if w.smallest_covering_days
+                    else f"longer than 30 days: {w.extra_30_day_periods} extra 30-day period(s)")
+        lines.append(f"Window: {w.start} to {w.end} {w.timezone} = {w.hours} h; {covering}; "
+                     f"deadline {w.deadline} ({'met' if w.ends_before_deadline else 'NOT met'})")
+    if decision.configurations:
         lines.append("Configurations:")
-    for c in decision["configurations"]:
-        t = c["timing"]["warm"]
-        verdict = "admissible" if c["admissible"] else "not admissible: " + "; ".join(c["reasons"])
-        lines.append(f"  {c['id']}: warm {t['successes']} ok / {t['failures']} failed, median {_seconds(t['median'])} "
-                     f"(min {_seconds(t['min'])}, max {_seconds(t['max'])}); budget "
-                     f"{_usd(c['committed_budget_usd_minor'])}; {verdict}")
-        warnings = c.get("evidence", {}).get("warnings", [])
+    for c in decision.configurations:
+        t = c.timing.warm
+        verdict = "admissible" if c.admissible else "not admissible: " + "; ".join(c.reasons)
+        lines.append(f"  {c.id}: warm {t.successes} ok / {t.failures} failed, median {_seconds(t.median)} "
+                     f"(min {_seconds(t.min)}, max {_seconds(t.max)}); budget "
+                     f"{_usd(c.committed_budget_usd_minor)}; {verdict}")
+        warnings = c.evidence.warnings if c.evidence is not None else ()
         if warnings:
-            lines.append(f"    {len(warnings)} warning(s): " + ", ".join(sorted({w['code'] for w in warnings})))
+            lines.append(f"    {len(warnings)} warning(s): " + ", ".join(sorted({w.code for w in warnings})))
     return terminal_safe("\n".join(lines))  # the question and the reasons are input text: see format_finding
 
 
@@ -182,30 +182,31 @@ def _usd_decimal(cents: str) -> str:
     return f"{usd_amount(Decimal(cents))} USD"
 
 
-def format_quote(q: dict[str, Any]) -> str:
-    """The `cost` command's answer, in the Lab's words."""
+def format_quote(q: JsonDocument) -> str:
+    """The `cost` command's answer (cost.quote), in the Lab's words."""
     gpus = q["gpus"]
     lines = [f"{q['gpu']} ({q['model_name']}), {q['duration_days']} days x {q['lots']} lot(s) of {q['gpus_per_lot']} "
              f"GPU(s) = {gpus} GPU(s): total {_usd(q['total_usd_minor'])} ({q['total_usd_minor']} cents; "
              f"{q['price_per_lot_usd_minor']} cents per lot, {q['price_status']} price, snapshot {q['snapshot_date']})"]
     per = q["per_result"]
+    usd_minor = per.get("usd_minor") if isinstance(per, dict) else None
     if q["accepted_results"] is None:
         lines.append("cost per accepted result: not computed (give --accepted-results with the number of distinct "
                      "accepted results)")
     else:
-        lines.append(f"cost per accepted result: {_usd_decimal(per['usd_minor'])} over {q['accepted_results']} "
+        lines.append(f"cost per accepted result: {_usd_decimal(str(usd_minor))} over {q['accepted_results']} "
                      "distinct accepted result(s); the whole package counts, even if part of it is unused")
     return "\n".join(lines)
 
 
-def format_window(w: dict[str, Any]) -> str:
+def format_window(w: Coverage) -> str:
     """Which packages cover a window."""
-    lines = [f"window: {w['hours']} h"]
-    for p in w["packages"]:
-        lines.append(f"  {p['days']}-day package ({p['hours']} h): {'covers' if p['covers'] else 'does not cover'}")
-    if w["smallest_covering_days"]:
-        lines.append(f"smallest covering package: {w['smallest_covering_days']} days")
+    lines = [f"window: {w.hours} h"]
+    for p in w.packages:
+        lines.append(f"  {p.days}-day package ({p.hours} h): {'covers' if p.covers else 'does not cover'}")
+    if w.smallest_covering_days:
+        lines.append(f"smallest covering package: {w.smallest_covering_days} days")
     else:
-        lines.append(f"no package covers it: {w['extra_30_day_periods']} extra 30-day period(s) needed beyond one "
+        lines.append(f"no package covers it: {w.extra_30_day_periods} extra 30-day period(s) needed beyond one "
                      "30-day package (never extended automatically)")
     return "\n".join(lines)

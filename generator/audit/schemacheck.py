@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
@@ -26,7 +25,7 @@ def _path(error: jsonschema.ValidationError) -> str:
     return "/" + "/".join(parts) if parts else "/"
 
 
-def _short(value: Any, limit: int = 80) -> Any:
+def _short(value: object, limit: int = 80) -> object:
     if isinstance(value, (dict, list)):
         text = repr(value)
         return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -68,7 +67,7 @@ def _best_errors(errors: Iterable[jsonschema.ValidationError]) -> list[jsonschem
 
 
 def validate_document(
-    name: str, instance: Any, *, file: str, line: int | None = None, csv_row: bool = False
+    name: str, instance: object, *, file: str, line: int | None = None, csv_row: bool = False
 ) -> list[Finding]:
     """Validate a JSON document, or one CSV row turned into an object, against a packaged schema.
 

@@ -7,15 +7,16 @@ import zoneinfo
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from generator.audit import idsets, load, names, protocol_rules
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import PROTOCOL_FILE, CampaignFolder
 from generator.audit.findings import Finding, Severity, make_finding, sort_key
+from generator.audit.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.inputs.rows import GridRow, TariffRow
 from generator.audit.load import CampaignInputs, RunFile
 from generator.audit.readers.csvtable import Table
-from generator.audit.readers.grid import Outcome, row_key, row_outcome
+from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
 from generator.audit.recompute import attempts, cost
 from generator.core.errors import UsageError
@@ -38,7 +39,7 @@ class ValidationResult:
         return [f for f in self.findings if f.is_error]
 
 
-def _check_protocol(protocol: dict[str, Any], file: str, out: list[Finding],
+def _check_protocol(protocol: Protocol, file: str, out: list[Finding],
                     folder: CampaignFolder | None = None) -> None:
     """Rules across protocol fields that a schema cannot express (`folder`: the paths it names, too)."""
     if folder is not None:
@@ -50,62 +51,62 @@ def _check_protocol(protocol: dict[str, Any], file: str, out: list[Finding],
     _check_times(protocol, file, out)
 
 
-def _check_experiments(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
+def _check_experiments(protocol: Protocol, file: str, out: list[Finding]) -> None:
     """Experiment and variant ids unique, variants that differ, one registered corpus."""
     seen_experiments: set[str] = set()
-    for i, exp in enumerate(protocol["experiments"]):
+    for i, exp in enumerate(protocol.experiments):
         where = f"/experiments/{i}"
-        if exp["id"] in seen_experiments:
-            out.append(make_finding("duplicate-experiment", E, file, f"experiment id {exp['id']!r} is declared twice",
-                                    field=f"{where}/id", value=exp["id"], fix="give each experiment its own id"))
-        seen_experiments.add(exp["id"])
-        ids = [v["id"] for v in exp["variants"]]
-        values = [v["value"] for v in exp["variants"]]
+        if exp.id in seen_experiments:
+            out.append(make_finding("duplicate-experiment", E, file, f"experiment id {exp.id!r} is declared twice",
+                                    field=f"{where}/id", value=exp.id, fix="give each experiment its own id"))
+        seen_experiments.add(exp.id)
+        ids = [v.id for v in exp.variants]
+        values = [v.value for v in exp.variants]
         for dup in sorted({v for v in ids if ids.count(v) > 1}):
             out.append(make_finding("duplicate-variant", E, file, f"variant id {dup!r} is declared twice",
                                     field=f"{where}/variants", value=dup, fix="give each variant its own id"))
         if len(set(map(str, values))) != len(values):
             out.append(make_finding("duplicate-variant-value", E, file,
-                                    f"two variants share a value of the declared variable {exp['variable']!r}",
+                                    f"two variants share a value of the declared variable {exp.variable!r}",
                                     field=f"{where}/variants", value=values, fix="each variant changes the variable"))
-        if exp["fixed"]["corpus_revision"] != protocol["corpus"]["revision"]:
+        if exp.fixed.corpus_revision != protocol.corpus.revision:
             out.append(make_finding("corpus-revision-mismatch", E, file,
                                     "the experiment's fixed corpus_revision differs from corpus.revision",
-                                    field=f"{where}/fixed/corpus_revision", value=exp["fixed"]["corpus_revision"],
+                                    field=f"{where}/fixed/corpus_revision", value=exp.fixed.corpus_revision,
                                     rule="one registered corpus", fix="use the corpus revision registered above"))
 
 
-def _check_times(protocol: dict[str, Any], file: str, out: list[Finding]) -> None:
+def _check_times(protocol: Protocol, file: str, out: list[Finding]) -> None:
     """Registration, window and deadline are real moments of a real zone, in order."""
     try:
-        datetime.fromisoformat(protocol["registered_at"].replace("Z", "+00:00"))
+        datetime.fromisoformat(protocol.registered_at.replace("Z", "+00:00"))
     except ValueError:
         out.append(make_finding("window-out-of-range", E, file,
-                                f"registered_at {protocol['registered_at']!r} is not a real date and time",
-                                field="/registered_at", value=protocol["registered_at"],
+                                f"registered_at {protocol.registered_at!r} is not a real date and time",
+                                field="/registered_at", value=protocol.registered_at,
                                 rule="ISO 8601 with offset", fix="write it as YYYY-MM-DDTHH:MM:SS+HH:MM"))
-    window = protocol["window"]
+    window = protocol.window
     try:
-        zoneinfo.ZoneInfo(window["timezone"])
+        zoneinfo.ZoneInfo(window.timezone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        out.append(make_finding("unknown-timezone", E, file, f"{window['timezone']!r} is not an IANA time zone",
-                                field="/window/timezone", value=window["timezone"], rule="IANA time zone database",
+        out.append(make_finding("unknown-timezone", E, file, f"{window.timezone!r} is not an IANA time zone",
+                                field="/window/timezone", value=window.timezone, rule="IANA time zone database",
                                 fix="use a name such as Europe/Paris or UTC"))
     else:
-        for where, value in (("/window/start", window["start"]), ("/window/end", window["end"]),
-                             ("/deadline", protocol["deadline"])):
+        for where, value in (("/window/start", window.start), ("/window/end", window.end),
+                             ("/deadline", protocol.deadline)):
             try:
-                cost.window_hours(value, value, window["timezone"])
+                cost.window_hours(value, value, window.timezone)
             except UsageError:
                 out.append(make_finding("window-out-of-range", E, file,
-                                        f"{value!r} cannot be placed on the timeline of {window['timezone']}",
+                                        f"{value!r} cannot be placed on the timeline of {window.timezone}",
                                         field=where, value=value,
                                         rule="a real local date-time", fix="write a real date as YYYY-MM-DDTHH:MM"))
             else:
-                protocol_rules.check_local_time(where, value, window["timezone"], file, out)
-    if window["end"] <= window["start"]:
+                protocol_rules.check_local_time(where, value, window.timezone, file, out)
+    if window.end <= window.start:
         out.append(make_finding("empty-window", E, file, "the campaign window ends before it starts",
-                                field="/window/end", value=window["end"], fix="correct the window's start and end"))
+                                field="/window/end", value=window.end, fix="correct the window's start and end"))
 
 
 def _check_expected(ids: LabelFile, size: int | None, out: list[Finding]) -> bool:
@@ -145,7 +146,7 @@ def _check_reference(ref: LabelFile, expected: LabelFile, expected_distinct: boo
 _IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # the schemas' identifier pattern
 
 
-def _row_identity(row_id: tuple[str, str, str, int], line: int, file: str, experiments: dict[str, dict[str, Any]],
+def _row_identity(row_id: tuple[str, str, str, int], line: int, file: str, experiments: dict[str, ExperimentSpec],
                   registered: bool, out: list[Finding]) -> None:
     """The row's experiment and variant are declared in the protocol."""
     exp = experiments.get(row_id[0])
@@ -154,15 +155,15 @@ def _row_identity(row_id: tuple[str, str, str, int], line: int, file: str, exper
                                 line=line, field="experiment_id", value=row_id[0],
                                 rule="experiments declared in protocol.json",
                                 fix=f"use one of: {', '.join(sorted(experiments))}"))
-    elif exp is not None and row_id[1] not in {v["id"] for v in exp["variants"]}:
+    elif exp is not None and row_id[1] not in {v.id for v in exp.variants}:
         out.append(make_finding("unknown-variant", E, file,
                                 f"variant_id {row_id[1]!r} is not declared for experiment {row_id[0]!r}",
                                 line=line, field="variant_id", value=row_id[1],
                                 rule="variants declared in protocol.json",
-                                fix=f"use one of: {', '.join(v['id'] for v in exp['variants'])}"))
+                                fix=f"use one of: {', '.join(v.id for v in exp.variants)}"))
 
 
-def _row_duration(outcome: Outcome, elapsed: Any, line: int, file: str, out: list[Finding]) -> None:
+def _row_duration(outcome: Outcome, elapsed: float | None, line: int, file: str, out: list[Finding]) -> None:
     """A failed run has no duration; a completed one has a real, non-zero one."""
     if outcome.failed and elapsed == 0:
         out.append(make_finding("failed-run-timed-zero", E, file,
@@ -185,13 +186,13 @@ def _row_duration(outcome: Outcome, elapsed: Any, line: int, file: str, out: lis
                                 fix="fill in the measured duration, or write outcome=failed in notes"))
 
 
-def _row_file(run: RunFile, row: dict[str, Any], line: int, file: str, outcome: Outcome, template_ok: bool,
+def _row_file(run: RunFile, row: GridRow, line: int, file: str, outcome: Outcome, template_ok: bool,
               out: list[Finding]) -> None:
     """The row's prediction file stays in the folder and exists (a failed run with completed=0 may have none)."""
     rel = run.relpath
     if run.path is None:
         if template_ok:  # else the template is at fault, reported once on protocol.json
-            odd = [k for k in ("experiment_id", "variant_id") if not _IDENTIFIER.fullmatch(str(row[k]))]
+            odd = [k for k in ("experiment_id", "variant_id") if not _IDENTIFIER.fullmatch(str(row.cell(k)))]
             out.append(make_finding("path-outside-campaign", E, file,
                                     f"the prediction file of this row, {rel!r}, would leave the campaign folder",
                                     line=line, field=odd[0] if odd else "variant_id", value=rel,
@@ -208,14 +209,14 @@ def _row_file(run: RunFile, row: dict[str, Any], line: int, file: str, outcome: 
 def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) -> None:
     """One row per attempt, of a declared variant, with its duration and its prediction file."""
     protocol = inputs.protocol
-    experiments = {e["id"]: e for e in protocol["experiments"]} if protocol else {}
+    experiments = {e.id: e for e in protocol.experiments} if protocol else {}
     runs = {run.row_index: run for run in inputs.run_files}  # the first row of each complete key
     template_ok = load.template_stays_inside(inputs)
     first_line: dict[tuple[str, str, str, int], int] = {}
-    for index, (row, line) in enumerate(zip(grid.rows, grid.lines, strict=False)):
-        if any(row.get(k) is None for k in ("experiment_id", "variant_id", "phase", "run_index")):
+    for index, (row, line) in enumerate(zip(inputs.grid_rows, grid.lines, strict=False)):
+        if any(row.cell(k) is None for k in ("experiment_id", "variant_id", "phase", "run_index")):
             continue
-        key = row_key(row)
+        key = row.key()
         if key in first_line:
             out.append(make_finding("duplicate-row-key", E, grid.file,
                                     f"attempt {key[0]}/{key[1]}/{key[2]}/{key[3]} already on line {first_line[key]}",
@@ -225,9 +226,9 @@ def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) ->
             continue
         first_line[key] = line
         _row_identity(key, line, grid.file, experiments, bool(protocol), out)
-        outcome = row_outcome(row.get("notes"))
+        outcome = row_outcome(row.notes)
         out.extend(attempts.row_outcome_findings(outcome, protocol, line, grid.file))
-        _row_duration(outcome, row.get("elapsed_seconds"), line, grid.file, out)
+        _row_duration(outcome, row.elapsed_seconds, line, grid.file, out)
         _row_file(runs[index], row, line, grid.file, outcome, template_ok, out)
 
 
@@ -235,27 +236,28 @@ def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) ->
 _CATALOGUE_COLUMNS = ("price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date")
 
 
-def _catalogue() -> dict[tuple[str, int], dict[str, Any]]:
+def _catalogue() -> dict[tuple[str | None, int | None], TariffRow]:
     """The prices the seeds publish (`generator/data/published-tariffs.csv`), by GPU and duration."""
     from generator.audit.readers.csvtable import parse_table
     from generator.core.resources import published_tariffs
 
     table = parse_table(published_tariffs().read_text(encoding="utf-8"), "published tariffs", "tariffs-row")
-    return {(r["gpu"], r["duration_days"]): r for r in table.rows}
+    return {(r.gpu, r.duration_days): r for r in map(TariffRow.of, table.rows)}
 
 
-def _not_catalogue(file: str, line: int, column: str, message: str, fix: str, claimed: Any, recomputed: Any) -> Finding:
+def _not_catalogue(file: str, line: int, column: str, message: str, fix: str, claimed: object,
+                   recomputed: object) -> Finding:
     return make_finding("tariff-not-catalogue", E, file, message, line=line, field=column, claimed=claimed,
                         recomputed=recomputed, fix=fix,
                         rule="a price marked published is the catalogue snapshot's, unchanged; gpu-audit never invents "
                              "one")
 
 
-def _check_catalogue(row: dict[str, Any], line: int, file: str, catalogue: dict[tuple[str, int], dict[str, Any]],
-                     out: list[Finding]) -> None:
+def _check_catalogue(row: TariffRow, line: int, file: str,
+                     catalogue: dict[tuple[str | None, int | None], TariffRow], out: list[Finding]) -> None:
     """A row marked published must be the catalogue snapshot: a price is not published by writing the word."""
-    gpu, days = row.get("gpu"), row.get("duration_days")
-    published = catalogue.get((gpu, days))  # type: ignore[arg-type]
+    gpu, days = row.gpu, row.duration_days
+    published = catalogue.get((gpu, days))
     if published is None:
         known = ", ".join(f"{g} {d} days" for g, d in sorted(catalogue))
         out.append(_not_catalogue(file, line, "price_status", f"{gpu} for {days} days is marked published, but the "
@@ -263,23 +265,23 @@ def _check_catalogue(row: dict[str, Any], line: int, file: str, catalogue: dict[
                                   "mark the row illustrative, or remove it", "published", "illustrative"))
         return
     for column in _CATALOGUE_COLUMNS:
-        if row.get(column) is not None and row[column] != published[column]:
-            out.append(_not_catalogue(file, line, column, f"{column} {row[column]!r} of {gpu} for {days} days is "
+        claimed, catalogued = row.cell(column), published.cell(column)
+        if claimed is not None and claimed != catalogued:
+            out.append(_not_catalogue(file, line, column, f"{column} {claimed!r} of {gpu} for {days} days is "
                                       f"marked published, but the catalogue snapshot of "
-                                      f"{published['snapshot_date']} says {published[column]!r}",
-                                      f"write {published[column]}, or mark the row illustrative",
-                                      row[column], published[column]))
+                                      f"{published.snapshot_date} says {catalogued!r}",
+                                      f"write {catalogued}, or mark the row illustrative", claimed, catalogued))
 
 
-def _check_tariffs(table: Table, out: list[Finding]) -> None:
+def _check_tariffs(table: Table, rows: list[TariffRow], out: list[Finding]) -> None:
     """One price per GPU and duration; a price marked published is the catalogue's."""
-    seen: dict[tuple[Any, Any], int] = {}
+    seen: dict[tuple[str | None, int | None], int] = {}
     catalogue = _catalogue()
-    for row, line in zip(table.rows, table.lines, strict=False):
-        key = (row.get("gpu"), row.get("duration_days"))
+    for row, line in zip(rows, table.lines, strict=False):
+        key = (row.gpu, row.duration_days)
         if None in key:
             continue
-        if row.get("price_status") == "published":
+        if row.price_status == "published":
             _check_catalogue(row, line, table.file, catalogue, out)
         if key in seen:
             out.append(make_finding("duplicate-tariff", E, table.file,
@@ -302,13 +304,13 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
     out.extend(loaded["expected_ids"])
     distinct = matches = False
     if inputs.expected is not None:
-        distinct = _check_expected(inputs.expected, protocol["corpus"]["size"] if protocol else None, out)
+        distinct = _check_expected(inputs.expected, protocol.corpus.size if protocol else None, out)
     out.extend(loaded["reference"])
     if inputs.reference is not None and inputs.expected is not None:
         matches = _check_reference(inputs.reference, inputs.expected, distinct, out)
     out.extend(loaded["tariffs"])
     if inputs.tariffs is not None:
-        _check_tariffs(inputs.tariffs, out)
+        _check_tariffs(inputs.tariffs, inputs.tariff_rows, out)
     out.extend(loaded["raw_results"])
     if inputs.grid is not None:
         _check_grid_rows(inputs, inputs.grid, out)

@@ -108,7 +108,7 @@ def _input_sums(result: CheckResult, found: dict[str, dict[str, str]],
                 read_copied: set[str]) -> dict[str, dict[str, str]]:
     """The copies' digests by bag path; a file that changed since it was validated stops the build. The copies
     the check read (`read_copied`) were hashed as they were read: their digests are decision.json's."""
-    expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
+    expected = {i.path: i.sha256 for i in result.document.inputs}
     sums: dict[str, dict[str, str]] = {}
     for rel, found_digests in found.items():
         if found_digests["sha256"] != expected.get(rel):
@@ -126,7 +126,7 @@ def _evidence(result: CheckResult, decision_bytes: bytes) -> list[Evidence]:
     from generator.render.note import Evidence
 
     evidence = [Evidence("decision.json", decision_bytes, "The recomputed decision this note renders", "Data")]
-    expected = {i["path"]: i["sha256"] for i in result.decision["inputs"]}
+    expected = {i.path: i.sha256 for i in result.document.inputs}
     for rel, description in ((result.inputs.files["raw_results"], "The raw results grid as submitted"),
                              (PROTOCOL_FILE, "The pre-registered protocol")):
         source = result.inputs.folder.resolve(rel) if rel in expected else None
@@ -291,7 +291,7 @@ def _build_in(tmp: Path, order: _Order, copier: Copier, notes: NoteWorker, step:
     step("hashing", 0, 0)
     _write_tag_files(tmp, result.decision, bundle_id, order.identity, order.organization, sums)
     if order.make_zip:
-        publish_zip(tmp, order.target, result.decision["generated_at"])
+        publish_zip(tmp, order.target, result.document.generated_at)
         return BuildResult(path=order.target, pdf=None, bundle_id=bundle_id, check=result, built=True)
     publish_folder(tmp, order.target)
     return BuildResult(path=order.target, pdf=order.target / "data" / PDF_NAME, bundle_id=bundle_id, check=result,

@@ -68,7 +68,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json_safe(text), end="")  # the same JSON, without input characters a terminal would apply
     else:
-        print(format_decision(result.decision))
+        print(format_decision(result.document))
         print(format_findings(result.findings, subject=args.campaign_dir, max_findings=args.max_findings))
     return 1 if result.errors else 0
 
@@ -103,11 +103,12 @@ def _cmd_cost(args: argparse.Namespace) -> int:
         hours = cost.window_hours(args.window_start, args.window_end, args.timezone, strict=True)
         if hours <= 0:
             raise UsageError("--window-end must be after --window-start")
-        print(format_window(cost.covering_packages(hours)))
+        print(format_window(cost.coverage(hours)))
     return 0
 
 
 def _load_tariffs(path: str | None, text: str | None = None) -> dict[tuple[str, int], Any]:
+    from generator.audit.inputs.rows import TariffRow
     from generator.audit.readers.csvtable import parse_table, read_table
     from generator.audit.recompute.cost import tariffs_from_rows
     from generator.audit.report import format_findings
@@ -118,7 +119,7 @@ def _load_tariffs(path: str | None, text: str | None = None) -> dict[tuple[str, 
     if errors:
         raise UsageError("the tariffs file is invalid:\n"
                          + format_findings(errors, subject=table.file, max_findings=20))
-    return tariffs_from_rows(table.rows)
+    return tariffs_from_rows([TariffRow.of(r) for r in table.rows])
 
 
 def _cmd_render(args: argparse.Namespace) -> int:

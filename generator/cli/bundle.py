@@ -139,7 +139,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         print(f"not built: {len(errors)} error findings and --strict was given")
         return 1
     if not args.quiet:
-        print(format_decision(result.check.decision))
+        print(format_decision(result.check.document))
         print(format_findings(result.check.findings, subject=args.campaign_dir, max_findings=args.max_findings))
     print(f"bundle {result.bundle_id}: {escape_terminal(str(result.path))}")
     if result.pdf is not None:

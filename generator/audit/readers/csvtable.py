@@ -10,12 +10,14 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.access import as_object
 from generator.audit.schemacheck import validate_document
 from generator.audit.textsafety import cell_findings
 from generator.core.errors import LimitExceededError, SecretInInputError, UnreadableInputError
+from generator.core.jsonvalue import JsonObject, JsonScalar
 from generator.core.limits import Limits, limit_message, resolve
 from generator.core.pemkeys import holds_private_key
 from generator.core.resources import load_schema
@@ -38,7 +40,7 @@ class Table:
 
     file: str
     header: list[str]
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, JsonScalar]] = field(default_factory=list)  # typed cells; `load` makes them rows
     lines: list[int] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     readable: bool = True
@@ -110,14 +112,15 @@ def decode_utf8(raw: bytes, display: str) -> tuple[str | None, Finding | None]:
                                   fix="save the file as UTF-8 (with or without BOM)")
 
 
-def _types(prop: dict[str, Any]) -> set[str]:
+def _types(prop: JsonObject) -> set[str]:
     declared = prop.get("type")
     if isinstance(declared, str):
         return {declared}
     if isinstance(declared, list):
-        return set(declared)
+        return {str(t) for t in declared}
     kinds: set[str] = set()
-    for v in prop.get("enum", []):
+    enum = prop.get("enum")
+    for v in enum if isinstance(enum, list) else []:
         if v is None:
             kinds.add("null")
         elif isinstance(v, bool):
@@ -131,7 +134,7 @@ def _types(prop: dict[str, Any]) -> set[str]:
     return kinds
 
 
-def convert_cell(cell: str, prop: dict[str, Any]) -> tuple[Any, tuple[str, str, str] | None]:
+def convert_cell(cell: str, prop: JsonObject) -> tuple[JsonScalar, tuple[str, str, str] | None]:
     """Type one cell by its schema property. Returns (value, None) or (None, (code, message, fix)).
 
     An empty cell is None ("not recorded"); "0" stays 0: the two are never confused.
@@ -214,7 +217,7 @@ def parse_table(text: str, display: str, schema_name: str) -> Table:
     """Parse CSV text against a row schema: header, field counts, typed cells, row rules."""
     schema = load_schema(schema_name)
     expected: list[str] = schema["x-csv-columns"]
-    props: dict[str, Any] = schema["properties"]
+    props = as_object(schema["properties"])
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     table = Table(file=display, header=[])
     previous_end = 0
@@ -240,7 +243,7 @@ def parse_table(text: str, display: str, schema_name: str) -> Table:
     return table
 
 
-def _add_row(table: Table, record: list[str], line: int, props: dict[str, Any], schema_name: str) -> None:
+def _add_row(table: Table, record: list[str], line: int, props: JsonObject, schema_name: str) -> None:
     display = table.file
     if len(record) != len(table.header):
         more = len(record) > len(table.header)
@@ -251,11 +254,11 @@ def _add_row(table: Table, record: list[str], line: int, props: dict[str, Any], 
                                            fix=("a comma inside a cell (notes?) must be quoted: \"...\"" if more
                                                 else "add the missing cells (empty when not recorded)")))
         return
-    row: dict[str, Any] = {}
+    row: dict[str, JsonScalar] = {}
     failed: set[str] = set()
     for name, cell in zip(table.header, record, strict=False):
         prop = props.get(name)
-        if prop is None or name in row:
+        if not isinstance(prop, dict) or name in row:  # a column the schema does not know (a header finding)
             continue
         value, problem = convert_cell(cell, prop)
         if problem:
@@ -273,9 +276,10 @@ def _add_row(table: Table, record: list[str], line: int, props: dict[str, Any], 
         table.findings.append(f)
     for name in known:
         # A cell its column's pattern or enum refuses is named by that finding already (its value escaped).
-        if isinstance(row[name], str) and name not in refused:
+        text = row[name]
+        if isinstance(text, str) and name not in refused:
             severity = Severity.WARNING if name in FREE_TEXT_COLUMNS else Severity.ERROR
-            table.findings.extend(cell_findings(row[name], display, line, name, severity))
+            table.findings.extend(cell_findings(text, display, line, name, severity))
     table.rows.append(row)
     table.lines.append(line)
 

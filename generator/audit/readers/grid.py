@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 FAILED_OUTCOMES = frozenset({"failed", "oom", "aborted"})
 # `excluded` sets an attempt aside under an exclusion the protocol registered (its `cause=` names which).
@@ -50,9 +49,3 @@ def row_outcome(notes: str | None) -> Outcome:
     cause = _CAUSE.search(text)
     return Outcome(status=m.group(1) if m else "ok", completed=int(c.group(1)) if c else None,
                    cause=cause.group(1) if cause else None)
-
-
-def row_key(row: dict[str, Any]) -> tuple[str, str, str, int]:
-    """The key that identifies one attempt: experiment, variant, phase, run index."""
-    return (str(row.get("experiment_id")), str(row.get("variant_id")), str(row.get("phase")),
-            int(row.get("run_index") or 0))

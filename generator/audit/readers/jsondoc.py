@@ -6,12 +6,13 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.readers.csvtable import decode_utf8, read_bytes
 from generator.audit.schemacheck import validate_document
 from generator.audit.textsafety import TEXT_CODES, json_findings
+from generator.core.jsonvalue import JsonObject, JsonValue
 from generator.core.limits import Limits, option, resolve
 
 MAX_INT_DIGITS = 300  # a float holds about 1.8e308: a longer integer cannot be computed with
@@ -46,8 +47,8 @@ class _DuplicateKey(ValueError):
     pass
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
+    out: JsonObject = {}
     for key, value in pairs:
         if key in out:
             raise _DuplicateKey(key)
@@ -55,14 +56,14 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _depth(value: Any, limit: int) -> int:
+def _depth(value: JsonValue, limit: int) -> int:
     """Nesting depth, iteratively (a hostile file must not exhaust the Python stack)."""
     deepest = 0
-    stack = [(value, 1)]
+    stack: list[tuple[JsonValue, int]] = [(value, 1)]
     while stack:
         node, d = stack.pop()
         deepest = max(deepest, d)
@@ -85,12 +86,12 @@ def _not_text(s: str) -> bool:
     return False
 
 
-def _lone_surrogate(value: Any) -> str | None:
+def _lone_surrogate(value: JsonValue) -> str | None:
     """The JSON path of the first string (or key) holding a lone surrogate escape such as \\ud800, else None.
 
     json accepts the escape, but the result is not Unicode text: it could not be printed nor written out.
     """
-    stack: list[tuple[Any, str]] = [(value, "")]
+    stack: list[tuple[JsonValue, str]] = [(value, "")]
     while stack:
         node, path = stack.pop()
         if isinstance(node, str):
@@ -111,7 +112,7 @@ class Document:
     """A parsed JSON file: the data (None when unparseable) and its findings."""
 
     file: str
-    data: Any = None
+    data: JsonValue = None
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -120,13 +121,14 @@ class Document:
         return self.data is not None and not any(f.is_error and f.code not in TEXT_CODES for f in self.findings)
 
 
-def loads_strict(text: str | bytes) -> Any:
+def loads_strict(text: str | bytes) -> JsonValue:
     """json.loads refusing duplicate keys, NaN, Infinity and numbers beyond a float's range.
 
     Raises _DuplicateKey, _BadNumber, json.JSONDecodeError, RecursionError or ValueError.
     """
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
-                      parse_float=_parse_float, parse_int=_parse_int)
+    data: JsonValue = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
+                                 parse_float=_parse_float, parse_int=_parse_int)
+    return data
 
 
 def parse_document(text: str, display: str, schema_name: str, limits: Limits | None = None) -> Document:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+
+import pyarrow as pa
 
 from generator.audit import idsets
-from generator.audit.campaign import DEFAULT_FILES, prediction_path
+from generator.audit.campaign import prediction_path
 from generator.audit.findings import Finding, Severity, cell_text, follows_from, make_finding
+from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.grid import row_outcome
 from generator.audit.readers.predictions import LabelFile
+from generator.audit.recompute.runcells import RecomputedRun
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
 from generator.core.metrics import compute_metric, metric_from_codes, quality_rule_holds
 
@@ -41,21 +45,27 @@ class Acceptance:
     prediction_file: str | None = None
     file_present: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+    def record(self) -> RecomputedRun:
+        """The acceptance as decision.json records it (a run's `recomputed`)."""
+        return RecomputedRun(self.expected_ids, self.observed_ids, self.rows, self.duplicates, self.missing, self.extra,
+                             list(self.first_duplicates), list(self.first_missing), list(self.first_extra),
+                             self.ids_match, self.format_valid, self.quality_metric, self.quality_value,
+                             self.degradation, self.quality_ok, self.corpus_accepted, self.prediction_file,
+                             self.file_present)
 
 
 @dataclass(frozen=True)
 class Truth:
     """The expected IDs and their reference labels as class codes, prepared once per campaign."""
 
-    expected: Any  # pyarrow string array, in the registered order
-    codes: Any  # numpy int array of reference class indices, aligned with `expected`
+    expected: pa.Array  # pyarrow string array, in the registered order
+    codes: idsets.Codes  # numpy int array of reference class indices, aligned with `expected`
     classes: tuple[str, ...]
     distinct: bool  # the expected IDs hold no duplicate
 
 
-def prepare_truth(expected_ids: Any, expected_distinct: bool, reference: LabelFile, classes: Sequence[str]) -> Truth:
+def prepare_truth(expected_ids: pa.Array | Sequence[str], expected_distinct: bool, reference: LabelFile,
+                  classes: Sequence[str]) -> Truth:
     """Align the reference to the expected order once (the reference is validated separately): its class codes,
     the reader's when it gave them for these classes, else looked up from its labels."""
     expected = idsets.as_array(expected_ids)
@@ -66,17 +76,17 @@ def prepare_truth(expected_ids: Any, expected_distinct: bool, reference: LabelFi
     return Truth(expected=expected, codes=aligned, classes=tuple(classes), distinct=expected_distinct)
 
 
-def _rule(acc: Acceptance, protocol: dict[str, Any]) -> None:
-    q = protocol["quality"]
+def _rule(acc: Acceptance, protocol: Protocol) -> None:
+    q = protocol.quality
     if acc.quality_value is not None:
-        acc.quality_ok, acc.degradation = quality_rule_holds(acc.quality_value, q["threshold"], q["tolerance"],
-                                                             q["direction"], q["reference"]["value"])
+        acc.quality_ok, acc.degradation = quality_rule_holds(acc.quality_value, q.threshold, q.tolerance,
+                                                             q.direction, q.reference.value)
     acc.corpus_accepted = acc.ids_match and acc.format_valid and acc.quality_ok
 
 
-def assess_run(truth: Truth, labels: LabelFile | None, protocol: dict[str, Any]) -> Acceptance:
+def assess_run(truth: Truth, labels: LabelFile | None, protocol: Protocol) -> Acceptance:
     """Recompute acceptance of one attempt from its prediction file (None when absent), column-wise."""
-    metric = protocol["quality"]["metric"]
+    metric = protocol.quality.metric
     n = len(truth.expected)
     if labels is None:
         return Acceptance(expected_ids=n, observed_ids=0, rows=0, missing=n,
@@ -98,9 +108,9 @@ def assess_run(truth: Truth, labels: LabelFile | None, protocol: dict[str, Any])
 
 
 def assess_run_reference(expected: list[str], reference: dict[str, str], labels: LabelFile | None,
-                         protocol: dict[str, Any]) -> Acceptance:
+                         protocol: Protocol) -> Acceptance:
     """The straightforward recomputation (Python sets and strings), kept to check the column-wise one."""
-    metric = protocol["quality"]["metric"]
+    metric = protocol.quality.metric
     if labels is None:
         return Acceptance(expected_ids=len(expected), observed_ids=0, rows=0, missing=len(expected),
                           first_missing=expected[:FIRST_FEW], quality_metric=metric)
@@ -125,22 +135,22 @@ def assess_run_reference(expected: list[str], reference: dict[str, str], labels:
     return acc
 
 
-def _mismatch(grid_file: str, line: int, column: str, claimed: Any, recomputed: Any, message: str,
+def _mismatch(grid_file: str, line: int, column: str, claimed: object, recomputed: object, message: str,
               fix: str, code: str | None = None) -> Finding:
     return make_finding(code or f"{column.replace('_', '-')}-mismatch", Severity.ERROR, grid_file, message, line=line,
                         field=column, claimed=claimed, recomputed=recomputed,
                         rule="claimed cells must agree with the recomputation from the evidence", fix=fix)
 
 
-def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: dict[str, Any],
+def claim_findings(row: GridRow, line: int, acc: Acceptance, protocol: Protocol,
                    grid_file: str) -> list[Finding]:
     """Compare the row's claimed acceptance cells with the recomputation."""
     out: list[Finding] = []
-    q = protocol["quality"]
-    registered = {"quality_metric": q["metric"], "quality_threshold": q["threshold"],
-                  "quality_tolerance": q["tolerance"]}
+    q = protocol.quality
+    registered = {"quality_metric": q.metric, "quality_threshold": q.threshold,
+                  "quality_tolerance": q.tolerance}
     for column, value in registered.items():
-        claimed = row.get(column)
+        claimed = row.cell(column)
         if claimed is not None and claimed != value:
             out.append(_mismatch(grid_file, line, column, claimed, value,
                                  f"{column} {cell_text(claimed)} differs from the pre-registered "
@@ -154,12 +164,12 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
         "format_valid": acc.format_valid,
         "corpus_accepted": acc.corpus_accepted,
     }
-    failed = row_outcome(row.get("notes")).failed
+    failed = row_outcome(row.notes).failed
     if not acc.file_present and not failed:
         # Without the prediction file nothing is recomputed: every claim resting on it follows from that one cause.
         return out + _without_evidence(row, line, acc, protocol, grid_file)
     for column, value in recomputed.items():
-        claimed = row.get(column)
+        claimed = row.cell(column)
         if claimed is None or (failed and column == "corpus_accepted" and claimed is True):
             continue  # a failed run claimed accepted is failed-run-accepted (failed_run_findings), said once
         if claimed != value:
@@ -170,7 +180,7 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
             out.append(_mismatch(grid_file, line, column, claimed, value,
                                  f"{column} claims {cell_text(claimed)}, the evidence gives {cell_text(value)}"
                                  f"{detail}", f"write {cell_text(value)}, as recomputed from the prediction file"))
-    claimed_q = row.get("quality_value")
+    claimed_q = row.quality_value
     if claimed_q is not None and acc.quality_value is None:
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, None,
                              "quality_value is claimed but cannot be computed: the ID set or the format is not valid",
@@ -187,19 +197,17 @@ def claim_findings(row: dict[str, Any], line: int, acc: Acceptance, protocol: di
 _FROM_PREDICTIONS = ("observed_ids", "ids_match", "format_valid", "corpus_accepted", "quality_value")
 
 
-def _without_evidence(row: dict[str, Any], line: int, acc: Acceptance, protocol: dict[str, Any],
+def _without_evidence(row: GridRow, line: int, acc: Acceptance, protocol: Protocol,
                       grid_file: str) -> list[Finding]:
     """The claims of a completed run whose prediction file is missing: each is unsupported, and the fix is the
     cause's (restore the file, or record the run as failed), never to copy what an empty recomputation gives."""
     out = []
-    if row.get("expected_ids") is not None and row["expected_ids"] != acc.expected_ids:
-        out.append(_mismatch(grid_file, line, "expected_ids", row["expected_ids"], acc.expected_ids,
-                             f"expected_ids claims {row['expected_ids']}, the expected list holds {acc.expected_ids}",
+    if row.expected_ids is not None and row.expected_ids != acc.expected_ids:
+        out.append(_mismatch(grid_file, line, "expected_ids", row.expected_ids, acc.expected_ids,
+                             f"expected_ids claims {row.expected_ids}, the expected list holds {acc.expected_ids}",
                              f"write {acc.expected_ids}, the count of the expected list"))
-    pattern = {**DEFAULT_FILES, **protocol.get("files", {})}["predictions"]
-    rel = prediction_path(pattern, str(row.get("experiment_id")), str(row.get("variant_id")), str(row.get("phase")),
-                          row.get("run_index"))  # type: ignore[arg-type]  # a row with a file has its whole key
-    claimed_cells = [(c, row.get(c)) for c in _FROM_PREDICTIONS if row.get(c) not in (None, False, 0)]
+    rel = prediction_path(protocol.files.predictions, *row.key())  # a row with a file has its whole key
+    claimed_cells = [(c, row.cell(c)) for c in _FROM_PREDICTIONS if row.cell(c) not in (None, False, 0)]
     for column, claimed in claimed_cells:
         finding = _mismatch(grid_file, line, column, claimed, None,
                             f"{column} claims {cell_text(claimed)}, but the run's prediction file {rel} is missing: "
@@ -211,10 +219,10 @@ def _without_evidence(row: dict[str, Any], line: int, acc: Acceptance, protocol:
     return out
 
 
-def failed_run_findings(row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+def failed_run_findings(row: GridRow, line: int, grid_file: str) -> list[Finding]:
     """A failed run is never an accepted corpus, whatever its file holds (a partial file, a copied one)."""
-    outcome = row_outcome(row.get("notes"))
-    if not outcome.failed or row.get("corpus_accepted") is not True:
+    outcome = row_outcome(row.notes)
+    if not outcome.failed or row.corpus_accepted is not True:
         return []
     return [make_finding("failed-run-accepted", Severity.ERROR, grid_file,
                          f"a run declared outcome={outcome.status} claims corpus_accepted true: an interrupted "
@@ -224,9 +232,9 @@ def failed_run_findings(row: dict[str, Any], line: int, grid_file: str) -> list[
                          fix="write corpus_accepted false for a run whose notes say outcome=" + outcome.status)]
 
 
-def completed_findings(row: dict[str, Any], line: int, acc: Acceptance, grid_file: str) -> list[Finding]:
+def completed_findings(row: GridRow, line: int, acc: Acceptance, grid_file: str) -> list[Finding]:
     """completed=N of a failed run against the distinct IDs of its partial file and the claimed observed_ids."""
-    outcome = row_outcome(row.get("notes"))
+    outcome = row_outcome(row.notes)
     if not outcome.failed or outcome.completed is None:
         return []
     out: list[Finding] = []
@@ -243,7 +251,7 @@ def completed_findings(row: dict[str, Any], line: int, acc: Acceptance, grid_fil
         out.append(finding(acc.observed_ids, f"notes say completed={n}, the partial prediction file "
                            f"{acc.prediction_file} holds {acc.observed_ids} distinct IDs",
                            f"write completed={acc.observed_ids}, or keep the items the run did process in its file"))
-    claimed = row.get("observed_ids")
+    claimed = row.observed_ids
     if isinstance(claimed, int) and claimed != n:
         out.append(finding(claimed, f"notes say completed={n}, observed_ids claims {claimed}",
                            "make completed=N and observed_ids both the distinct IDs of the partial file"))

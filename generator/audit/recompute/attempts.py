@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.protocol import Protocol
 from generator.audit.readers.grid import KNOWN_OUTCOMES, Outcome, row_outcome
 from generator.audit.recompute import timing
 from generator.audit.recompute.model import Configuration, PhaseTiming, RunExclusion, Separation
@@ -17,12 +17,12 @@ MIN_FOR_SPREAD = 2
 E, W = Severity.ERROR, Severity.WARNING
 
 
-def registered_causes(protocol: dict[str, Any] | None) -> dict[str, str]:
+def registered_causes(protocol: Protocol | None) -> dict[str, str]:
     """The exclusions the protocol registered before the runs: cause -> the rule's description."""
-    return {e["cause"]: e.get("description", "") for e in (protocol or {}).get("exclusions") or []}
+    return {e.cause: e.description for e in (protocol.exclusions if protocol and protocol.exclusions else ())}
 
 
-def row_outcome_findings(outcome: Outcome, protocol: dict[str, Any] | None, line: int, file: str) -> list[Finding]:
+def row_outcome_findings(outcome: Outcome, protocol: Protocol | None, line: int, file: str) -> list[Finding]:
     """An outcome the grid does not know is an error; `excluded` only under a registered cause, named in notes."""
     if not outcome.known:
         return [make_finding("unknown-outcome", E, file,
@@ -50,15 +50,15 @@ def row_outcome_findings(outcome: Outcome, protocol: dict[str, Any] | None, line
                              "rule in the protocol before the runs and cause=<registered cause> in notes")]
 
 
-def series_findings(protocol: dict[str, Any], file: str) -> list[Finding]:
+def series_findings(protocol: Protocol, file: str) -> list[Finding]:
     """Fewer measured runs per variant than the seeds' five: a warning on the experiment."""
     out = []
-    for i, exp in enumerate(protocol["experiments"]):
-        runs = exp["runs_per_variant"]
+    for i, exp in enumerate(protocol.experiments):
+        runs = exp.runs_per_variant
         if runs < MIN_RUNS:
             out.append(make_finding(
                 "fewer-than-five-runs", W, file,
-                f"experiment {exp['id']!r} registers {runs} measured run(s) per variant, fewer than the seeds' "
+                f"experiment {exp.id!r} registers {runs} measured run(s) per variant, fewer than the seeds' "
                 f"{MIN_RUNS}: its median and min-max show little of the spread, and "
                 f"{'one run shows none' if runs < MIN_FOR_SPREAD else 'few runs show little'}",
                 field=f"/experiments/{i}/runs_per_variant", claimed=runs, recomputed=MIN_RUNS,

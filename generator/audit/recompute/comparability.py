@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
-from generator.audit.readers.grid import row_key
+from generator.audit.inputs.protocol import ExperimentSpec
+from generator.audit.inputs.rows import GridRow
 
 E = Severity.ERROR
 # Columns that must be identical across an experiment, except the declared variable.
@@ -19,88 +19,89 @@ SHARED_COLUMNS = (
 FIXED_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision", "precision", "batch", "context", "seed")
 
 
-def _row_findings(exp: dict[str, Any], row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) -> list[Finding]:
     """One row against its experiment: the variant's value, the fixed values, the warm-up and the package."""
     out: list[Finding] = []
-    variable = exp["variable"]
-    registered = {v["id"]: v["value"] for v in exp["variants"]}.get(row["variant_id"])
-    claimed = row.get(variable)
+    variable = exp.variable
+    registered = {v.id: v.value for v in exp.variants}.get(row.variant_id or "")
+    claimed = row.cell(variable)
     if registered is not None and claimed is not None and str(claimed) != str(registered):
         out.append(make_finding("variant-value-mismatch", E, grid_file,
-                                f"variant {row['variant_id']!r} is registered with {variable} {registered!r}, this "
+                                f"variant {row.variant_id!r} is registered with {variable} {registered!r}, this "
                                 f"row ran {variable} {claimed!r}", line=line, field=variable, claimed=claimed,
                                 recomputed=registered, rule="a variant's rows all apply its registered value",
                                 fix="keep the failed attempt under its own variant; a changed setting is a new "
                                     "declared variant"))
     for column in FIXED_COLUMNS:
-        if column == variable or exp["fixed"].get(column) is None:
+        fixed = exp.fixed.setting(column)
+        if column == variable or fixed is None:
             continue
-        fixed = exp["fixed"][column]
-        if row.get(column) is not None and str(row[column]) != str(fixed):
+        if row.cell(column) is not None and str(row.cell(column)) != str(fixed):
             out.append(make_finding("fixed-value-mismatch", E, grid_file,
-                                    f"{column} {row[column]!r} differs from the value held fixed, {fixed!r}",
-                                    line=line, field=column, claimed=row[column], recomputed=fixed,
+                                    f"{column} {row.cell(column)!r} differs from the value held fixed, {fixed!r}",
+                                    line=line, field=column, claimed=row.cell(column), recomputed=fixed,
                                     rule="protocol experiments[].fixed",
                                     fix="only the declared variable may change; study other changes in a separate "
                                         "experiment"))
     out.extend(_warmup_findings(exp, row, line, grid_file))
-    rental = exp["rental"]
+    rental = exp.rental
     for column in ("duration_days", "lots"):
-        if row.get(column) is not None and row[column] != rental[column]:
+        rented = rental.duration_days if column == "duration_days" else rental.lots
+        if row.cell(column) is not None and row.cell(column) != rented:
             out.append(make_finding("package-mismatch", E, grid_file,
-                                    f"{column} {row[column]} differs from the rented package ({rental[column]})",
-                                    line=line, field=column, claimed=row[column], recomputed=rental[column],
+                                    f"{column} {row.cell(column)} differs from the rented package ({rented})",
+                                    line=line, field=column, claimed=row.cell(column), recomputed=rented,
                                     rule="protocol experiments[].rental",
                                     fix="report the package actually committed, as registered"))
     return out
 
 
-def _warmup_findings(exp: dict[str, Any], row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+def _warmup_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) -> list[Finding]:
     """A warm run applies the registered warm-up; a cold run has none."""
-    iterations = exp["warmup"]["iterations"]
-    if row.get("phase") == "warm" and row.get("warmup_iterations") is not None \
-            and row["warmup_iterations"] != iterations:
+    iterations = exp.warmup.iterations
+    if row.phase == "warm" and row.warmup_iterations is not None \
+            and row.warmup_iterations != iterations:
         return [make_finding("warmup-mismatch", E, grid_file,
-                             f"{row['warmup_iterations']} warm-up iterations where the protocol registers "
+                             f"{row.warmup_iterations} warm-up iterations where the protocol registers "
                              f"{iterations}", line=line, field="warmup_iterations",
-                             claimed=row["warmup_iterations"], recomputed=iterations,
+                             claimed=row.warmup_iterations, recomputed=iterations,
                              rule="the warm-up rule is identical for all variants",
                              fix="apply the same registered warm-up to every variant")]
-    if row.get("phase") == "cold" and row.get("warmup_iterations") not in (None, 0):
+    if row.phase == "cold" and row.warmup_iterations not in (None, 0):
         # A cold run is the first pass after loading: warmed up, it is a warm run filed as cold.
         return [make_finding("warmup-mismatch", E, grid_file,
-                             f"a cold run with {row['warmup_iterations']} warm-up iterations: the cold run is the "
+                             f"a cold run with {row.warmup_iterations} warm-up iterations: the cold run is the "
                              "first pass after loading, before any warm-up", line=line, field="warmup_iterations",
-                             claimed=row["warmup_iterations"], recomputed=0,
+                             claimed=row.warmup_iterations, recomputed=0,
                              rule="loading, first pass and warmed-up passes are kept apart",
                              fix="write 0 for a cold run, or file a warmed-up run as warm")]
     return []
 
 
-def _shared_findings(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], grid_file: str) -> list[Finding]:
+def _shared_findings(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_file: str) -> list[Finding]:
     """Columns other than the declared variable hold one value across the experiment: the majority's."""
     out: list[Finding] = []
-    variable = exp["variable"]
+    variable = exp.variable
     for column in SHARED_COLUMNS:
         if column == variable:
             continue
-        seen = Counter(str(r.get(column)) for r, _ in rows if r.get(column) is not None)
+        seen = Counter(str(r.cell(column)) for r, _ in rows if r.cell(column) is not None)
         if len(seen) <= 1:
             continue
         majority = seen.most_common(1)[0][0]
         for row, line in rows:
-            if row.get(column) is not None and str(row[column]) != majority:
+            if row.cell(column) is not None and str(row.cell(column)) != majority:
                 out.append(make_finding("not-comparable", E, grid_file,
-                                        f"{column} {row[column]!r} differs from the rest of experiment "
-                                        f"{exp['id']!r} ({majority!r})", line=line, field=column,
-                                        claimed=row[column], recomputed=majority,
+                                        f"{column} {row.cell(column)!r} differs from the rest of experiment "
+                                        f"{exp.id!r} ({majority!r})", line=line, field=column,
+                                        claimed=row.cell(column), recomputed=majority,
                                         rule=f"declared variable: {variable}",
                                         fix="only the declared variable may differ between the runs of an "
                                             "experiment"))
     return out
 
 
-def check_experiment(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], grid_file: str) -> list[Finding]:
+def check_experiment(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_file: str) -> list[Finding]:
     """Rules across the rows of one experiment (rows already restricted to it, with their lines)."""
     out = [f for row, line in rows for f in _row_findings(exp, row, line, grid_file)]
     out.extend(_shared_findings(exp, rows, grid_file))
@@ -108,30 +109,30 @@ def check_experiment(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]]
     return out
 
 
-def _completeness(exp: dict[str, Any], rows: list[tuple[dict[str, Any], int]], grid_file: str) -> list[Finding]:
+def _completeness(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_file: str) -> list[Finding]:
     """Every registered attempt has its row, and no row is beyond the registered attempts."""
     out: list[Finding] = []
-    present = {row_key(r)[1:] for r, _ in rows}
-    registered = {"warm": exp["runs_per_variant"], "cold": exp["cold_runs_per_variant"]}
-    for variant in exp["variants"]:
+    present = {r.key()[1:] for r, _ in rows}
+    registered = {"warm": exp.runs_per_variant, "cold": exp.cold_runs_per_variant}
+    for variant in exp.variants:
         for phase, count in registered.items():
             for i in range(1, count + 1):
-                if (variant["id"], phase, i) not in present:
+                if (variant.id, phase, i) not in present:
                     # No row to point at: the finding names the configuration whose attempt is missing.
                     out.append(make_finding("missing-attempt", E, grid_file,
-                                            f"no row for {exp['id']}/{variant['id']} {phase} run {i} "
+                                            f"no row for {exp.id}/{variant.id} {phase} run {i} "
                                             f"({count} {phase} runs registered)", field="run_index",
                                             recomputed=i, rule=f"{count} {phase} runs per variant",
                                             fix="keep one row per attempted run, failures included; a failed run "
                                                 "is kept, not deleted or replaced",
-                                            configurations=(f"{exp['id']}/{variant['id']}",)))
+                                            configurations=(f"{exp.id}/{variant.id}",)))
     for row, line in rows:
-        limit = registered.get(row["phase"], 0)
-        if row["run_index"] > limit:
+        limit = registered.get(row.phase or "", 0)
+        if row.run_index is not None and row.run_index > limit:
             out.append(make_finding("unregistered-attempt", E, grid_file,
-                                    f"{row['phase']} run {row['run_index']} exceeds the {limit} registered runs",
-                                    line=line, field="run_index", claimed=row["run_index"], recomputed=limit,
-                                    rule=f"{limit} {row['phase']} runs per variant",
+                                    f"{row.phase} run {row.run_index} exceeds the {limit} registered runs",
+                                    line=line, field="run_index", claimed=row.run_index, recomputed=limit,
+                                    rule=f"{limit} {row.phase} runs per variant",
                                     fix="report extra attempts as a new experiment; never rerun to replace a "
                                         "result"))
     return out
@@ -141,7 +142,7 @@ def _tokens(text: str) -> list[str]:
     return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
 
 
-def rented_gpu_findings(row: dict[str, Any], line: int, grid_file: str, rental_gpu: str,
+def rented_gpu_findings(row: GridRow, line: int, grid_file: str, rental_gpu: str,
                         model_name: str | None) -> list[Finding]:
     """gpu_model must be the GPU the experiment rents: fast hardware must not be billed at a cheaper lot's price.
 
@@ -149,7 +150,7 @@ def rented_gpu_findings(row: dict[str, Any], line: int, grid_file: str, rental_g
     (`GeForce RTX 4090`); the runtime writes vendor names (`NVIDIA GeForce RTX 4090`). Every word of either
     name must appear in gpu_model.
     """
-    claimed = row.get("gpu_model")
+    claimed = row.gpu_model
     if not isinstance(claimed, str) or not claimed.strip():
         return []
     seen = "".join(_tokens(claimed))

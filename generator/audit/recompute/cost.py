@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal, localcontext
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from generator.audit.inputs.rows import TariffRow
 from generator.audit.recompute.model import CostPerResult, Coverage, PackageCover
 from generator.core.errors import LocalTimeError, QuoteError
+from generator.core.jsonvalue import JsonDocument
 from generator.core.money import usd_amount
 
 PACKAGE_DAYS = (3, 7, 30)
@@ -21,24 +23,27 @@ class Tariff:
     """One catalogue price: a lot of `gpus_per_lot` GPUs for `duration_days`, in integer cents."""
 
     gpu: str
-    model_name: str
+    model_name: str | None  # None: the cell was no valid value (a finding of reading)
     duration_days: int
     price_per_lot_usd_minor: int
     gpus_per_lot: int
-    snapshot_date: str
-    price_status: str
+    snapshot_date: str | None
+    price_status: str | None
 
 
-def tariffs_from_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, int], Tariff]:
-    """Index complete tariff rows by (gpu, duration_days); the first of duplicates wins (they are findings)."""
+def tariffs_from_rows(rows: Sequence[TariffRow]) -> dict[tuple[str, int], Tariff]:
+    """Index complete tariff rows by (gpu, duration_days); the first of duplicates wins (they are findings).
+
+    A row of a file whose header lacks a column is not indexed; a cell that is no valid value (None, a finding
+    of reading) leaves the price unknown only where the price needs it (gpu, duration, price, GPUs per lot)."""
     out: dict[tuple[str, int], Tariff] = {}
     for r in rows:
-        try:
-            t = Tariff(**{k: r[k] for k in Tariff.__dataclass_fields__})
-        except (KeyError, TypeError):
+        if not r.complete or r.gpu is None or r.duration_days is None or r.price_per_lot_usd_minor is None \
+                or r.gpus_per_lot is None:
             continue
-        if None in (t.gpu, t.duration_days, t.price_per_lot_usd_minor, t.gpus_per_lot):
-            continue
+        # model_name, snapshot_date and price_status stay as read (None for an invalid cell, as before).
+        t = Tariff(r.gpu, r.model_name, r.duration_days, r.price_per_lot_usd_minor, r.gpus_per_lot,
+                   r.snapshot_date, r.price_status)
         out.setdefault((t.gpu, t.duration_days), t)
     return out
 
@@ -156,12 +161,12 @@ def coverage(hours: Decimal) -> Coverage:
     return Coverage(hours=text, packages=packages, smallest_covering_days=smallest, extra_30_day_periods=extra)
 
 
-def covering_packages(hours: Decimal) -> dict[str, Any]:
+def covering_packages(hours: Decimal) -> JsonDocument:
     """coverage() as the JSON-ready dictionary the `cost` command prints from."""
     return coverage(hours).to_json_dict()
 
 
-def quote(tariff: Tariff, lots: int, accepted_results: int | None) -> dict[str, Any]:
+def quote(tariff: Tariff, lots: int, accepted_results: int | None) -> JsonDocument:
     """The `cost` command's result: the package total, GPUs covered and, if given a count, cost per result."""
     if lots < 1:
         raise QuoteError(f"the number of lots must be a positive whole number, not {lots}")

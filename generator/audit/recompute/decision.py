@@ -6,9 +6,11 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from datetime import datetime
-from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import ExperimentSpec, Protocol, Variant
+from generator.audit.inputs.rows import GridRow, TariffRow
 from generator.audit.readers.grid import row_outcome
 from generator.audit.recompute import (
     attempts,
@@ -23,11 +25,14 @@ from generator.audit.recompute import (
 )
 from generator.audit.recompute.acceptance import Acceptance, claim_findings, completed_findings, failed_run_findings
 from generator.audit.recompute.model import (
+    ClaimedCells,
     Comparison,
     Configuration,
     CostPerResult,
+    EnvironmentCells,
     Experiment,
     Measurement,
+    MemoryCells,
     Package,
     Recomputation,
     Run,
@@ -42,8 +47,8 @@ E, W = Severity.ERROR, Severity.WARNING
 class _Context:
     """Inputs of one recomputation, gathered once."""
 
-    def __init__(self, protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any]], lines: list[int],
-                 acceptances: dict[int, Acceptance], measurements: dict[str, dict[str, Any]],
+    def __init__(self, protocol: Protocol, grid_file: str, rows: list[GridRow], lines: list[int],
+                 acceptances: dict[int, Acceptance], measurements: dict[str, MeasurementDoc],
                  tariffs: dict[tuple[str, int], cost.Tariff], tariffs_file: str) -> None:
         self.protocol = protocol
         self.grid_file = grid_file
@@ -59,16 +64,16 @@ class _Context:
 
 def _window(ctx: _Context) -> Window:
     p = ctx.protocol
-    w = p["window"]
-    cover = cost.coverage(cost.window_hours(w["start"], w["end"], w["timezone"]))
-    start = cost.parse_local(w["start"], w["timezone"])
-    end = cost.parse_local(w["end"], w["timezone"])
-    deadline = cost.parse_local(p["deadline"], w["timezone"])
-    registered = datetime.fromisoformat(p["registered_at"].replace("Z", "+00:00"))
+    w = p.window
+    cover = cost.coverage(cost.window_hours(w.start, w.end, w.timezone))
+    start = cost.parse_local(w.start, w.timezone)
+    end = cost.parse_local(w.end, w.timezone)
+    deadline = cost.parse_local(p.deadline, w.timezone)
+    registered = datetime.fromisoformat(p.registered_at.replace("Z", "+00:00"))
     if registered.tzinfo is not None and registered >= start:
         ctx.findings.append(make_finding(
             "registered-after-start", E, "protocol.json", "the protocol was registered after the campaign window "
-            "started", field="/registered_at", claimed=p["registered_at"], recomputed=w["start"],
+            "started", field="/registered_at", claimed=p.registered_at, recomputed=w.start,
             rule="the rule is fixed before the first measurement",
             fix="register the protocol before the runs; a rule written afterwards needs a new independent evaluation"))
     if cover.extra_30_day_periods:
@@ -78,7 +83,7 @@ def _window(ctx: _Context) -> Window:
             f"{cover.extra_30_day_periods} extra 30-day period(s) needed",
             field="/window", claimed=cover.hours, rule="no automatic extension",
             fix="budget the extra periods explicitly or shorten the programme"))
-    return Window(start=w["start"], end=w["end"], timezone=w["timezone"], deadline=p["deadline"],
+    return Window(start=w.start, end=w.end, timezone=w.timezone, deadline=p.deadline,
                   ends_before_deadline=end <= deadline, hours=cover.hours, packages=cover.packages,
                   smallest_covering_days=cover.smallest_covering_days,
                   extra_30_day_periods=cover.extra_30_day_periods)
@@ -95,56 +100,57 @@ def _measurement_checked_once(ctx: _Context, doc_file: str) -> bool:
     return first
 
 
-def _environment_findings(ctx: _Context, row: dict[str, Any], line: int, doc: dict[str, Any],
+def _environment_findings(ctx: _Context, row: GridRow, line: int, doc: MeasurementDoc,
                           doc_file: str) -> None:
     """The row's GPU count, software and GPU model against what the measurement observed."""
-    env = doc["environment"]
-    used = env.get("devices_used")
+    env = doc.environment
+    used = env.devices_used
     if used is None:
-        used = env.get("visible_device_count")
-    if row.get("gpu_count") is not None and used is not None and row["gpu_count"] != used:
+        used = env.visible_device_count
+    if row.gpu_count is not None and used is not None and row.gpu_count != used:
         ctx.findings.append(make_finding(
-            "gpu-count-not-seen", E, ctx.grid_file, f"gpu_count claims {row['gpu_count']} GPUs, {doc_file} saw "
-            f"the program use {used} ({env.get('visible_device_count')} visible)", line=line, field="gpu_count",
-            claimed=row["gpu_count"], recomputed=used, rule="a package with two GPUs does not mean the program used "
+            "gpu-count-not-seen", E, ctx.grid_file, f"gpu_count claims {row.gpu_count} GPUs, {doc_file} saw "
+            f"the program use {used} ({env.visible_device_count} visible)", line=line, field="gpu_count",
+            claimed=row.gpu_count, recomputed=used, rule="a package with two GPUs does not mean the program used "
             "both", fix="report the number of GPUs actually used"))
     for column in ENVIRONMENT_SEEN:
-        seen = env.get(column)
-        if row.get(column) is not None and seen is not None and str(row[column]) != str(seen):
+        seen = env.written.get(column)
+        if row.cell(column) is not None and seen is not None and str(row.cell(column)) != str(seen):
             ctx.findings.append(make_finding(
                 "environment-not-seen", E, ctx.grid_file,
-                f"{column} {row[column]!r} differs from what {doc_file} observed, {seen!r}", line=line,
-                field=column, claimed=row[column], recomputed=seen,
+                f"{column} {row.cell(column)!r} differs from what {doc_file} observed, {seen!r}", line=line,
+                field=column, claimed=row.cell(column), recomputed=seen,
                 rule="the environment actually observed, not copied from an offer or another run",
                 fix=f"write the {column} the measurement observed, or measure this run again"))
-    if row.get("gpu_model") and env.get("gpu_name") and row["gpu_model"] != env["gpu_name"]:
+    if row.gpu_model and env.gpu_name and row.gpu_model != env.gpu_name:
         ctx.findings.append(make_finding(
-            "gpu-model-not-seen", E, ctx.grid_file, f"gpu_model {row['gpu_model']!r} differs from the GPU the "
-            f"runtime reported in {doc_file}, {env['gpu_name']!r}", line=line, field="gpu_model",
-            claimed=row["gpu_model"], recomputed=env["gpu_name"],
+            "gpu-model-not-seen", E, ctx.grid_file, f"gpu_model {row.gpu_model!r} differs from the GPU the "
+            f"runtime reported in {doc_file}, {env.gpu_name!r}", line=line, field="gpu_model",
+            claimed=row.gpu_model, recomputed=env.gpu_name,
             rule="the hardware actually used, not an offer", fix="copy the name the runtime reports"))
 
 
-def _measurement_findings(ctx: _Context, row: dict[str, Any], line: int, exp: dict[str, Any]) -> None:
+def _measurement_findings(ctx: _Context, row: GridRow, line: int, exp: ExperimentSpec) -> None:
     """The row against its variant's measurement file (whose own findings are made once)."""
-    variant = next((v for v in exp["variants"] if v["id"] == row["variant_id"]), None)
-    doc_file = variant.get("measurement") if variant else None
+    variant = next((v for v in exp.variants if v.id == row.variant_id), None)
+    doc_file = variant.measurement if variant else None
     doc = ctx.measurements.get(doc_file) if doc_file else None
     if doc is None or variant is None or doc_file is None:
         return
     if _measurement_checked_once(ctx, doc_file):
         ctx.findings.extend(measured_config.file_findings(doc, doc_file, exp, variant))
     ctx.findings.extend(measured_config.row_findings(row, line, ctx.grid_file, doc, doc_file))
-    phase = memory.phase_for_row(doc, row["phase"], row["run_index"])
+    _, _, phase_name, run_index = row.key()  # a row of a configuration has its whole key
+    phase = memory.phase_for_row(doc, phase_name, run_index)
     if phase is not None:
         ctx.findings.extend(memory.agreement_findings(row, line, ctx.grid_file, phase, doc_file))
         ctx.findings.extend(memory.outcome_findings(row, line, ctx.grid_file, phase, doc_file))
     _environment_findings(ctx, row, line, doc, doc_file)
 
 
-def _row_checks(ctx: _Context, index: int, row: dict[str, Any], line: int, exp: dict[str, Any] | None) -> None:
+def _row_checks(ctx: _Context, index: int, row: GridRow, line: int, exp: ExperimentSpec | None) -> None:
     acc = ctx.acceptances.get(index)
-    if acc is not None and acc.corpus_accepted and row_outcome(row.get("notes")).failed:
+    if acc is not None and acc.corpus_accepted and row_outcome(row.notes).failed:
         # A failed run is never accepted, whatever its file holds (a complete file copied from another run).
         acc = ctx.acceptances[index] = replace(acc, corpus_accepted=False)
     ctx.findings.extend(failed_run_findings(row, line, ctx.grid_file))
@@ -155,18 +161,18 @@ def _row_checks(ctx: _Context, index: int, row: dict[str, Any], line: int, exp: 
     ctx.findings.extend(provenance.driver_row_findings(row, line, ctx.grid_file))
     if exp is None:
         return
-    tariff = ctx.tariffs.get((exp["rental"]["gpu"], exp["rental"]["duration_days"]))
-    ctx.findings.extend(comparability.rented_gpu_findings(row, line, ctx.grid_file, exp["rental"]["gpu"],
+    tariff = ctx.tariffs.get((exp.rental.gpu, exp.rental.duration_days))
+    ctx.findings.extend(comparability.rented_gpu_findings(row, line, ctx.grid_file, exp.rental.gpu,
                                                           tariff.model_name if tariff else None))
     _measurement_findings(ctx, row, line, exp)
 
 
-# The claimed cells of a run that the decision shows beside their recomputed values.
-CLAIMED_COLUMNS = ("expected_ids", "observed_ids", "ids_match", "format_valid", "quality_metric", "quality_threshold",
-                   "quality_tolerance", "quality_value", "corpus_accepted")
-# The grid's environment columns, as the configuration's first row gives them.
-ENVIRONMENT_COLUMNS = ("gpu_model", "gpu_count", "device", "driver_version", "python_version", "torch_version",
-                       "runtime_version", "precision", "batch", "context")
+
+
+def _environment(first: GridRow) -> EnvironmentCells:
+    """The grid's environment columns, as the configuration's first row gives them."""
+    return EnvironmentCells(first.gpu_model, first.gpu_count, first.device, first.driver_version, first.python_version,
+                            first.torch_version, first.runtime_version, first.precision, first.batch, first.context)
 
 
 @dataclass
@@ -186,32 +192,37 @@ class _Tally:
 def _tally(ctx: _Context, rows: list[Row]) -> _Tally:
     """Walk the configuration's rows in phase and run order: failures kept as failures, never timed as 0."""
     t = _Tally()
-    for index, row, line in sorted(rows, key=lambda r: (r[1]["phase"], r[1]["run_index"])):
-        outcome = row_outcome(row.get("notes"))
+    for index, row, line in sorted(rows, key=lambda r: r[1].key()[2:]):
+        _, _, phase, run_index = row.key()
+        outcome = row_outcome(row.notes)
         acc = ctx.acceptances.get(index)
         if outcome.failed:
-            t.failures[row["phase"]] += 1
+            t.failures[phase] += 1
             t.oom += outcome.status == "oom"
             t.failed.append(outcome.status)
         elif outcome.completed_run:  # an excluded or unknown outcome is neither timed nor a failure
             t.completed += 1
-            if row.get("elapsed_seconds") is not None:
-                t.durations[row["phase"]].append(float(row["elapsed_seconds"]))
+            if row.elapsed_seconds is not None:
+                t.durations[phase].append(float(row.elapsed_seconds))
         if acc is not None and acc.corpus_accepted and outcome.completed_run:
             t.accepted_runs += 1
-            t.accepted_corpora.add(str(row.get("corpus_revision")))
-        t.runs.append(Run(line=line, phase=row["phase"], run_index=row["run_index"], outcome=outcome.status,
-                          completed_items=outcome.completed, elapsed_seconds=row.get("elapsed_seconds"),
-                          claimed={k: row.get(k) for k in CLAIMED_COLUMNS},
-                          recomputed=acc.to_dict() if acc else None,
-                          memory={k: row.get(k) for k in memory.ROW_COLUMNS}, notes=row.get("notes") or ""))
+            t.accepted_corpora.add(str(row.corpus_revision))
+        t.runs.append(Run(line=line, phase=phase, run_index=run_index, outcome=outcome.status,
+                          completed_items=outcome.completed, elapsed_seconds=row.elapsed_seconds,
+                          claimed=ClaimedCells(row.expected_ids, row.observed_ids, row.ids_match, row.format_valid,
+                                               row.quality_metric, row.quality_threshold, row.quality_tolerance,
+                                               row.quality_value, row.corpus_accepted),
+                          recomputed=acc.record() if acc else None,
+                          memory=MemoryCells(row.baseline_allocated_bytes, row.baseline_reserved_bytes,
+                                             row.peak_allocated_bytes, row.peak_reserved_bytes),
+                          notes=row.notes or ""))
     return t
 
 
 def _corpora_findings(ctx: _Context, rows: list[Row], distinct: int) -> None:
     """A claimed count of accepted corpora against the distinct corpora with an accepted run."""
     for _, row, line in rows:
-        claimed = row.get("accepted_unique_corpora")
+        claimed = row.accepted_unique_corpora
         if claimed is not None and claimed != distinct:
             hint = (" (repeats of the same corpus were counted: five repeats are not five results)"
                     if claimed > distinct and distinct <= 1 < claimed else "")
@@ -242,16 +253,17 @@ def _reasons(t: _Tally, package: Package, window: Window) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def _measurement(ctx: _Context, variant: dict[str, Any]) -> Measurement | None:
-    doc_file = variant.get("measurement")
+def _measurement(ctx: _Context, variant: Variant) -> Measurement | None:
+    doc_file = variant.measurement
     measured = ctx.measurements.get(doc_file) if doc_file else None
     if measured is None or doc_file is None:
         return None
-    return Measurement(file=doc_file, environment=measured["environment"], configuration=measured["configuration"],
-                       synthetic_data=bool(measured.get("synthetic_data")), phases=measured["phases"])
+    return Measurement(file=doc_file, environment=measured.environment.written,
+                       configuration=measured.configuration.written, synthetic_data=bool(measured.synthetic_data),
+                       phases=[p.written for p in measured.phases])
 
 
-def _configuration(ctx: _Context, exp: dict[str, Any], variant: dict[str, Any], rows: list[Row], package: Package,
+def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: list[Row], package: Package,
                    window: Window) -> Configuration:
     """One configuration: its rows tallied, its claimed corpus count checked, its verdicts and cost."""
     t = _tally(ctx, rows)
@@ -259,11 +271,10 @@ def _configuration(ctx: _Context, exp: dict[str, Any], variant: dict[str, Any], 
     _corpora_findings(ctx, rows, distinct)
     accepted = t.completed > 0 and t.accepted_runs == t.completed
     total = package.total_usd_minor
-    first = rows[0][1] if rows else {}
     return Configuration(
-        id=f"{exp['id']}/{variant['id']}", experiment_id=exp["id"], variant_id=variant["id"],
-        variable=exp["variable"], value=variant["value"], gpu=exp["rental"]["gpu"],
-        environment={k: first.get(k) for k in ENVIRONMENT_COLUMNS}, measurement=_measurement(ctx, variant),
+        id=f"{exp.id}/{variant.id}", experiment_id=exp.id, variant_id=variant.id,
+        variable=exp.variable, value=variant.value, gpu=exp.rental.gpu,
+        environment=_environment(rows[0][1] if rows else GridRow.of({})), measurement=_measurement(ctx, variant),
         runs=tuple(t.runs),
         timing=Timing(warm=timing.phase_stats(t.durations["warm"], t.failures["warm"]),
                       cold=timing.phase_stats(t.durations["cold"], t.failures["cold"])),
@@ -282,17 +293,17 @@ def _comparisons(exp_configs: list[Configuration]) -> tuple[Comparison, ...]:
                  for i, a in enumerate(exp_configs) for b in exp_configs[i + 1:])
 
 
-def _rows_by_experiment(rows: list[dict[str, Any]], lines: list[int]) -> dict[str, list[Row]]:
+def _rows_by_experiment(rows: list[GridRow], lines: list[int]) -> dict[str, list[Row]]:
     by_exp: dict[str, list[Row]] = defaultdict(list)
     for index, (row, line) in enumerate(zip(rows, lines, strict=False)):
         # A row without a readable key (a missing column, a cell that is no number) is already a finding.
-        if isinstance(row.get("experiment_id"), str) and isinstance(row.get("variant_id"), str) \
-                and row.get("phase") in ("cold", "warm") and isinstance(row.get("run_index"), int):
-            by_exp[row["experiment_id"]].append((index, row, line))
+        if isinstance(row.experiment_id, str) and isinstance(row.variant_id, str) \
+                and row.phase in ("cold", "warm") and isinstance(row.run_index, int):
+            by_exp[row.experiment_id].append((index, row, line))
     return by_exp
 
 
-def _experiment(ctx: _Context, exp: dict[str, Any], exp_rows: list[Row],
+def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
                 window: Window) -> tuple[Experiment, list[Configuration]]:
     """One experiment: its rows checked, its package priced, its configurations recomputed and compared."""
     for index, row, line in exp_rows:
@@ -300,21 +311,22 @@ def _experiment(ctx: _Context, exp: dict[str, Any], exp_rows: list[Row],
     ctx.findings.extend(comparability.check_experiment(exp, [(r, ln) for _, r, ln in exp_rows], ctx.grid_file))
     rented, priced = price_package(exp, exp_rows, window, ctx.tariffs, ctx.grid_file, ctx.tariffs_file)
     # What the package says of the price (no tariff, an illustrative one) concerns this experiment's configurations.
-    ids = tuple(f"{exp['id']}/{v['id']}" for v in exp["variants"])
+    ids = tuple(f"{exp.id}/{v.id}" for v in exp.variants)
     ctx.findings.extend(replace(f, configurations=ids) if f.file == ctx.tariffs_file and f.line is None else f
                         for f in priced)
-    configs = [_configuration(ctx, exp, v, [t for t in exp_rows if t[1]["variant_id"] == v["id"]], rented, window)
-               for v in exp["variants"]]
-    experiment = Experiment(id=exp["id"], variable=exp["variable"], description=exp.get("description", ""),
-                            fixed=exp["fixed"], runs_per_variant=exp["runs_per_variant"],
-                            cold_runs_per_variant=exp["cold_runs_per_variant"], warmup=exp["warmup"],
-                            order=exp.get("order"), package=rented, comparisons=_comparisons(configs))
+    configs = [_configuration(ctx, exp, v, [t for t in exp_rows if t[1].variant_id == v.id], rented, window)
+               for v in exp.variants]
+    description = exp.description if exp.description is not None else ""
+    experiment = Experiment(id=exp.id, variable=exp.variable, description=description,
+                            fixed=exp.fixed.written, runs_per_variant=exp.runs_per_variant,
+                            cold_runs_per_variant=exp.cold_runs_per_variant, warmup=exp.warmup,
+                            order=exp.order, package=rented, comparisons=_comparisons(configs))
     return experiment, configs
 
 
-def recompute(protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any]], lines: list[int],
-                    acceptances: dict[int, Acceptance], measurements: dict[str, dict[str, Any]],
-                    tariff_rows: list[dict[str, Any]], tariffs_file: str) -> tuple[Recomputation, list[Finding]]:
+def recompute(protocol: Protocol, grid_file: str, rows: list[GridRow], lines: list[int],
+              acceptances: dict[int, Acceptance], measurements: dict[str, MeasurementDoc],
+              tariff_rows: list[TariffRow], tariffs_file: str) -> tuple[Recomputation, list[Finding]]:
     """Recompute everything the decision rests on. Pure: tables and documents in, records and findings out."""
     ctx = _Context(protocol, grid_file, rows, lines, acceptances, measurements,
                    cost.tariffs_from_rows(tariff_rows), tariffs_file)
@@ -328,10 +340,10 @@ def recompute(protocol: dict[str, Any], grid_file: str, rows: list[dict[str, Any
     by_exp = _rows_by_experiment(rows, lines)
     configs: list[Configuration] = []
     experiments: list[Experiment] = []
-    for exp in protocol["experiments"]:
-        variants = {v["id"] for v in exp["variants"]}
-        experiment, exp_configs = _experiment(ctx, exp, [t for t in by_exp.get(exp["id"], [])
-                                                         if t[1].get("variant_id") in variants], window)
+    for exp in protocol.experiments:
+        variants = {v.id for v in exp.variants}
+        experiment, exp_configs = _experiment(ctx, exp, [t for t in by_exp.get(exp.id, [])
+                                                         if t[1].variant_id in variants], window)
         experiments.append(experiment)
         configs.extend(exp_configs)
     # The decision itself is the gate's (generator.audit.recompute.gate), once every finding is known and attributed.

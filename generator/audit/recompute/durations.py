@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc, Phase
+from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import memory
 from generator.audit.recompute.runphases import TOLERANCE_S, parse_utc, seconds
 
@@ -23,19 +25,19 @@ _RULE = ("elapsed_seconds, by the registered timer scope, includes its run's mea
          "while its process runs no other phase, and by at most the measured phase's own length")
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _allowed(doc: dict[str, Any], phase: dict[str, Any], start: datetime, end: datetime, covers: set[str],
+def _allowed(doc: MeasurementDoc, phase: Phase, start: datetime, end: datetime, covers: set[str],
              window: tuple[datetime, datetime] | None) -> tuple[float, str]:
     """The longest the run's timer can have run, and why."""
     bracket = seconds(start, end)
-    said = f"its measured phase lasted {bracket:g} s ({phase['started_at']} to {phase['ended_at']})"
+    said = f"its measured phase lasted {bracket:g} s ({phase.started_at} to {phase.ended_at})"
     if covers <= DEVICE_STEPS:
         return bracket, said + " and the timer covers only transfer and inference"
-    others = [(s, e) for p in doc["phases"] if p is not phase
-              and (s := parse_utc(p.get("started_at"))) is not None and (e := parse_utc(p.get("ended_at"))) is not None]
+    others = [(s, e) for p in doc.phases if p is not phase
+              and (s := parse_utc(p.started_at)) is not None and (e := parse_utc(p.ended_at)) is not None]
     t0 = max((e for _, e in others if e <= start), default=window[0] if window else start) \
         if covers & BEFORE_STEPS else start
     t1 = min((s for s, _ in others if s >= end), default=window[1] if window else end) \
@@ -50,33 +52,33 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _row(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], row: dict[str, Any],
+def _row(protocol: Protocol, measurements: dict[str, MeasurementDoc], row: GridRow,
          line: int, grid_file: str, window: tuple[datetime, datetime] | None) -> list[Finding] | str:
     """The row's duration against its measured phase; the reason, when no measured phase stands behind it."""
-    claimed = _number(row.get(GRID_FIELD))
-    exp = next((e for e in protocol.get("experiments", []) if e.get("id") == row.get("experiment_id")), None)
-    variant = next((v for v in (exp or {}).get("variants", []) if v.get("id") == row.get("variant_id")), None)
-    if claimed is None or variant is None or row.get("phase") not in ("cold", "warm") \
-            or not isinstance(row.get("run_index"), int):
+    claimed = _number(row.elapsed_seconds)
+    exp = protocol.experiment(row.experiment_id) if row.experiment_id is not None else None
+    variant = next((v for v in exp.variants if v.id == row.variant_id), None) if exp is not None else None
+    if claimed is None or variant is None or row.phase not in ("cold", "warm") \
+            or not isinstance(row.run_index, int):
         return []
-    file = variant.get("measurement")
+    file = variant.measurement
     doc = measurements.get(file) if file else None
-    phase = memory.phase_for_row(doc, row["phase"], row["run_index"]) if doc is not None else None
-    work = _number(phase.get("elapsed_seconds")) if phase is not None else None
+    phase = memory.phase_for_row(doc, row.phase, row.run_index) if doc is not None else None
+    work = _number(phase.elapsed_seconds) if phase is not None else None
     if file is not None and doc is None:
         return []  # linked but unreadable: its own finding says so
     if phase is None or work is None:
         return ("no measurement is linked to the variant" if file is None else
-                f"{file} has no measured phase with a duration for {row['phase']} run {row['run_index']}")
-    covers = set(protocol.get("timer", {}).get("covers", []))
+                f"{file} has no measured phase with a duration for {row.phase} run {row.run_index}")
+    covers = set(protocol.timer.covers)
     if "inference" in covers and claimed + TOLERANCE_S < work:
         return [make_finding("duration-below-measured", Severity.ERROR, grid_file,
                              f"elapsed_seconds {claimed:g} is shorter than the {work:g} s its own measurement "
-                             f"({file}, {phase['phase']}) timed for the work it includes", line=line,
+                             f"({file}, {phase.phase}) timed for the work it includes", line=line,
                              field=GRID_FIELD, claimed=claimed, recomputed=work, rule=_RULE,
                              fix=f"write the duration the timer measured ({work:g} s or more, by the timer scope); "
                                  "a duration is never typed or cut")]
-    start, end = parse_utc(phase.get("started_at")), parse_utc(phase.get("ended_at"))
+    start, end = parse_utc(phase.started_at), parse_utc(phase.ended_at)
     if doc is None or start is None or end is None or end < start:
         return []
     allowed, why = _allowed(doc, phase, start, end, covers, window)
@@ -101,8 +103,8 @@ def _unmeasured(grid_file: str, config: str, rows: list[tuple[int, float, str]])
                             "each variant to its measurement")
 
 
-def duration_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], grid_file: str,
-                      rows: list[dict[str, Any]], lines: list[int],
+def duration_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc], grid_file: str,
+                      rows: list[GridRow], lines: list[int],
                       window: tuple[datetime, datetime] | None) -> list[Finding]:
     """Every grid elapsed_seconds against the measured phase of the same run (cold run 1 = cold_forward, warm run
     r = warm_forward repeat r); durations with no measured phase behind them are one warning per configuration."""
@@ -111,8 +113,8 @@ def duration_findings(protocol: dict[str, Any], measurements: dict[str, dict[str
     for row, line in zip(rows, lines, strict=False):
         found = _row(protocol, measurements, row, line, grid_file, window)
         if isinstance(found, str):
-            config = f"{row['experiment_id']}/{row['variant_id']}"
-            unmeasured.setdefault(config, []).append((line, float(row[GRID_FIELD]), found))
+            config = f"{row.experiment_id}/{row.variant_id}"
+            unmeasured.setdefault(config, []).append((line, float(row.elapsed_seconds or 0), found))
         else:
             out.extend(found)
     out.extend(_unmeasured(grid_file, config, found_rows) for config, found_rows in unmeasured.items())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from generator.audit.findings import Finding
 from generator.audit.recompute import attempts
@@ -80,14 +79,13 @@ def _pairs(pairs: list[tuple[Configuration, Configuration]]) -> tuple[Tie, ...]:
     return tuple(out)
 
 
-def _base(configs: Sequence[Configuration], reason: str, **fields: Any) -> Decision:
-    """No answer unless `fields` give one; the configurations that are not admissible are excluded."""
-    values: dict[str, Any] = {
-        "answer": None, "status": "no-admissible", "series_decides": None, "ranking": (), "time_ordering": (),
-        "unpriced": (), "ties": (), "uncertainty": (), "fix": None, "shared_errors": (),
-        "excluded": tuple(Excluded(configuration=c.id, reasons=c.reasons) for c in configs if not c.admissible),
-        "reason": reason}
-    return Decision(**(values | fields))
+def _base(configs: Sequence[Configuration], reason: str) -> Decision:
+    """No answer (callers replace the fields that give one); the configurations not admissible are excluded."""
+    return Decision(answer=None, status="no-admissible", series_decides=None, ranking=(), time_ordering=(),
+                    unpriced=(), ties=(), uncertainty=(), fix=None, shared_errors=(),
+                    excluded=tuple(Excluded(configuration=c.id, reasons=c.reasons) for c in configs
+                                   if not c.admissible),
+                    reason=reason)
 
 
 def withhold(configs: Sequence[Configuration], shared: list[Finding], *, unreadable: bool = False) -> Decision:
@@ -98,7 +96,7 @@ def withhold(configs: Sequence[Configuration], shared: list[Finding], *, unreada
               else "no answer: the protocol, the expected IDs, the reference or the raw results could not be read")
     if unreadable and refs:
         reason += "; nothing could be recomputed"
-    return _base(configs, reason, status="withheld", shared_errors=refs,
+    return replace(_base(configs, reason), status="withheld", shared_errors=refs,
                  fix="correct the shared inputs named in the findings and run gpu-audit check again; every "
                      "configuration rests on them, so none can be chosen until then")
 
@@ -110,8 +108,8 @@ def _unanswerable(configs: Sequence[Configuration], admissible: list[Configurati
     ordered = sorted(admissible, key=_median)
     gpus = ", ".join(sorted({c.gpu for c in admissible}))
     pairs = _pairs(list(zip(ordered, ordered[1:], strict=False)))
-    return _base(configs, f"cannot be answered: no published price for {gpus}; the question asks for the least "
-                          "committed budget",
+    return replace(_base(configs, f"cannot be answered: no published price for {gpus}; the question asks for the "
+                                  "least committed budget"),
                  status="unanswerable", unpriced=unpriced, time_ordering=tuple(_entry(c) for c in ordered),
                  ties=pairs, series_decides=all(p.timing_decides for p in pairs),
                  fix="add the provider's published price for the rented package to the tariffs, or register a "
@@ -134,7 +132,7 @@ def _answered(configs: Sequence[Configuration], priced: list[Configuration],
         reason += f"; the timing series separates it from {', '.join(apart)}"
     if close:
         reason += f"; the timing series does not separate it from {', '.join(t.configurations[1] for t in close)}"
-    return _base(configs, reason, answer=best.id, status="answered", unpriced=unpriced,
+    return replace(_base(configs, reason), answer=best.id, status="answered", unpriced=unpriced,
                  ranking=tuple(_entry(c) for c in priced), ties=ties, series_decides=not close,
                  uncertainty=tuple(f"{t.configurations[0]} and {t.configurations[1]} commit the same budget and "
                                    f"the timing series does not separate them ({t.reason})" for t in close))
@@ -155,8 +153,9 @@ def _decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[
     admissible = [c for c in gated if c.admissible]
     if not admissible:
         reasons = sorted({r for c in gated for r in c.reasons})
-        return gated, _base(gated, "no admissible configuration: " + ("; ".join(reasons) if reasons else "no runs"),
-                            fix="see the reasons of each configuration and the findings")
+        return gated, replace(_base(gated, "no admissible configuration: "
+                                    + ("; ".join(reasons) if reasons else "no runs")),
+                              fix="see the reasons of each configuration and the findings")
     priced = sorted((c for c in admissible if _priced(c)), key=lambda c: (_budget(c), _median(c)))
     unpriced = tuple(Unpriced(configuration=c.id, reason=_unpriced_reason(c)) for c in admissible if not _priced(c))
     if not priced:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import ExperimentSpec, Variant
+from generator.audit.inputs.rows import GridRow
+from generator.core.jsonvalue import JsonScalar
 
 CODE = "measurement-config-mismatch"
 E = Severity.ERROR
@@ -15,92 +17,93 @@ _PRECISION = {"fp32": "float32", "float": "float32", "float32": "float32", "fp16
               "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16"}
 
 
-def _norm(column: str, value: Any) -> str:
+def _norm(column: str, value: JsonScalar) -> str:
     text = str(value).strip()
     return _PRECISION.get(text.lower(), text) if column == "precision" else text
 
 
-def registered_value(exp: dict[str, Any], variant: dict[str, Any], column: str) -> Any:
+def registered_value(exp: ExperimentSpec, variant: Variant, column: str) -> JsonScalar:
     """What the protocol registers for a grid column in this variant: its value if declared, else the fixed one."""
-    if exp["variable"] == column:
-        return variant["value"]
-    return exp["fixed"].get(column)
+    if exp.variable == column:
+        return variant.value
+    return exp.fixed.setting(column)
 
 
-def file_findings(doc: dict[str, Any], doc_file: str, exp: dict[str, Any], variant: dict[str, Any]) -> list[Finding]:
+def file_findings(doc: MeasurementDoc, doc_file: str, exp: ExperimentSpec, variant: Variant) -> list[Finding]:
     """The measurement file's own configuration and run fields against the variant it is linked to."""
     out: list[Finding] = []
-    config = doc.get("configuration") or {}
-    name = f"{exp['id']}/{variant['id']}"
+    config = doc.configuration
+    name = f"{exp.id}/{variant.id}"
     fix = (f"link {name} to the measurement of its own run, or measure it again with the registered settings; "
            "a file measured at other settings does not describe this variant")
-    env = doc.get("environment") or {}
-    counted = any(p.get(k) is not None for p in doc.get("phases") or [] if isinstance(p, dict)
-                  for k in ("peak_allocated_bytes", "peak_reserved_bytes"))
-    if env.get("gpu_available") is False and counted:
+    env = doc.environment
+    counted = any(p.peak_allocated_bytes is not None or p.peak_reserved_bytes is not None for p in doc.phases)
+    if env.gpu_available is False and counted:
         # An absent GPU is no measurement of bytes: a file that saw none cannot vouch for GPU memory counters
         # (a CPU test run, with its counters empty, is not such a claim).
         out.append(make_finding("measurement-without-gpu", Severity.ERROR, doc_file,
                                 f"{doc_file} says no GPU was available "
-                                f"({env.get('unavailable_reason') or 'no reason given'}), yet {name} rests on it",
+                                f"({env.unavailable_reason or 'no reason given'}), yet {name} rests on it",
                                 field="/environment/gpu_available", claimed=False,
                                 rule="a measurement is made on the GPU it names; without one there is nothing measured",
                                 fix=f"measure {name} on its GPU again; never copy figures into a file that saw no GPU"))
-    run = doc.get("run") or {}
-    for key, expected in (("experiment_id", exp["id"]), ("variant_id", variant["id"])):
-        if run.get(key) is not None and run[key] != expected:
+    run = doc.run
+    for key, described, expected in (("experiment_id", run.experiment_id if run else None, exp.id),
+                                     ("variant_id", run.variant_id if run else None, variant.id)):
+        if described is not None and described != expected:
             out.append(make_finding(CODE, E, doc_file,
-                                    f"{doc_file} describes {key} {run[key]!r}, but the protocol links it to "
-                                    f"{name}", field=f"/run/{key}", claimed=run[key], recomputed=expected,
+                                    f"{doc_file} describes {key} {described!r}, but the protocol links it to "
+                                    f"{name}", field=f"/run/{key}", claimed=described, recomputed=expected,
                                     rule="a measurement file describes the variant it is linked to", fix=fix))
     for column, key in CONFIG_KEYS.items():
-        expected, measured = registered_value(exp, variant, column), config.get(key)
-        if expected is None or measured is None or _norm(column, measured) == _norm(column, expected):
+        registered, measured = registered_value(exp, variant, column), config.setting(key)
+        if registered is None or measured is None or _norm(column, measured) == _norm(column, registered):
             continue
-        origin = "the variant's registered value" if exp["variable"] == column else "the value held fixed"
+        origin = "the variant's registered value" if exp.variable == column else "the value held fixed"
         out.append(make_finding(CODE, E, doc_file, f"{doc_file} was measured with {key} {measured!r}; {name} registers "
-                                f"{column} {expected!r} ({origin})", field=f"/configuration/{key}", claimed=measured,
-                                recomputed=expected, rule=f"protocol experiments[{exp['id']}]: {column}", fix=fix))
-    for key, expected, what in (("repeats", exp["runs_per_variant"], "runs_per_variant"),
-                                ("warmup", exp["warmup"]["iterations"], "warmup.iterations")):
-        measured = config.get(key)
-        if measured is not None and measured != expected:
+                                f"{column} {registered!r} ({origin})", field=f"/configuration/{key}", claimed=measured,
+                                recomputed=registered, rule=f"protocol experiments[{exp.id}]: {column}", fix=fix))
+    for key, count, what in (("repeats", exp.runs_per_variant, "runs_per_variant"),
+                             ("warmup", exp.warmup.iterations, "warmup.iterations")):
+        measured = config.setting(key)
+        if measured is not None and measured != count:
             out.append(make_finding(CODE, E, doc_file,
-                                    f"{doc_file} declares {key} {measured}, where experiment {exp['id']!r} "
-                                    f"registers {what} {expected}", field=f"/configuration/{key}", claimed=measured,
-                                    recomputed=expected, rule=f"protocol experiments[{exp['id']}].{what}", fix=fix))
+                                    f"{doc_file} declares {key} {measured}, where experiment {exp.id!r} "
+                                    f"registers {what} {count}", field=f"/configuration/{key}", claimed=measured,
+                                    recomputed=count, rule=f"protocol experiments[{exp.id}].{what}", fix=fix))
     return out
 
 
-def row_findings(row: dict[str, Any], line: int, grid_file: str, doc: dict[str, Any], doc_file: str) -> list[Finding]:
+def row_findings(row: GridRow, line: int, grid_file: str, doc: MeasurementDoc, doc_file: str) -> list[Finding]:
     """A grid row against the measurement file of its variant: the same settings, a phase for each warm run."""
     out: list[Finding] = []
-    config = doc.get("configuration") or {}
+    config = doc.configuration
     rule = f"the grid row and {doc_file} describe the same run"
     fix = "report the configuration actually applied; a row and its measurement that disagree cannot both be right"
     for column, key in CONFIG_KEYS.items():
-        claimed, measured = row.get(column), config.get(key)
+        claimed, measured = row.cell(column), config.setting(key)
         if claimed is not None and measured is not None and _norm(column, claimed) != _norm(column, measured):
             out.append(make_finding(CODE, E, grid_file,
                                     f"{column} {claimed!r} differs from {doc_file}, measured with {key} "
                                     f"{measured!r}", line=line, field=column, claimed=claimed, recomputed=measured,
                                     rule=rule, fix=fix))
-    run = doc.get("run") or {}
-    for column in ("experiment_id", "variant_id"):
-        if run.get(column) is not None and row.get(column) is not None and run[column] != row[column]:
+    run = doc.run
+    for column, described, claimed_id in (("experiment_id", run.experiment_id if run else None, row.experiment_id),
+                                          ("variant_id", run.variant_id if run else None, row.variant_id)):
+        if described is not None and claimed_id is not None and described != claimed_id:
             out.append(make_finding(CODE, E, grid_file,
-                                    f"{column} {row[column]!r}: the measurement linked to this variant, "
-                                    f"{doc_file}, describes {run[column]!r}", line=line, field=column,
-                                    claimed=row[column], recomputed=run[column], rule=rule, fix=fix))
-    if row.get("phase") != "warm":
+                                    f"{column} {claimed_id!r}: the measurement linked to this variant, "
+                                    f"{doc_file}, describes {described!r}", line=line, field=column,
+                                    claimed=claimed_id, recomputed=described, rule=rule, fix=fix))
+    if row.phase != "warm":
         return out
-    warmup = config.get("warmup")
-    if row.get("warmup_iterations") is not None and warmup is not None and row["warmup_iterations"] != warmup:
+    warmup = config.setting("warmup")
+    if row.warmup_iterations is not None and warmup is not None and row.warmup_iterations != warmup:
         out.append(make_finding(CODE, E, grid_file,
-                                f"warmup_iterations {row['warmup_iterations']} differs from {doc_file}, "
+                                f"warmup_iterations {row.warmup_iterations} differs from {doc_file}, "
                                 f"warmed up {warmup} times", line=line, field="warmup_iterations",
-                                claimed=row["warmup_iterations"], recomputed=warmup, rule=rule, fix=fix))
-    repeats, index = config.get("repeats"), row.get("run_index")
+                                claimed=row.warmup_iterations, recomputed=warmup, rule=rule, fix=fix))
+    repeats, index = config.setting("repeats"), row.run_index
     if isinstance(repeats, int) and isinstance(index, int) and index > repeats:
         out.append(make_finding(CODE, E, grid_file,
                                 f"warm run {index}: {doc_file} declares only {repeats} repeats, so no "

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc, Phase
+from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.grid import row_outcome
 
 PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"), ("final_allocated_bytes", "final_reserved_bytes"),
@@ -15,18 +15,18 @@ PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup")
 E = Severity.ERROR
 
 
-def invariant_findings(record: dict[str, Any], file: str, line: int | None, where: str) -> list[Finding]:
+def invariant_findings(record: GridRow | Phase, file: str, line: int | None, where: str) -> list[Finding]:
     """peak >= baseline and allocated <= reserved, for one phase row or one grid row."""
     out: list[Finding] = []
     for alloc, res in PAIRS:
-        a, r = record.get(alloc), record.get(res)
+        a, r = record.counter(alloc), record.counter(res)
         if a is not None and r is not None and a > r:
             out.append(make_finding("allocated-exceeds-reserved", E, file,
                                     f"{alloc} {a} exceeds {res} {r}: allocated is part of reserved", line=line,
                                     field=f"{where}{alloc}", claimed=a, recomputed=r, rule="allocated <= reserved",
                                     fix="report the allocator's counters as read; never add allocated to reserved"))
     for base, peak in PEAKS:
-        b, p = record.get(base), record.get(peak)
+        b, p = record.counter(base), record.counter(peak)
         if b is not None and p is not None and p < b:
             out.append(make_finding("peak-below-baseline", E, file,
                                     f"{peak} {p} is below {base} {b}: an absolute peak cannot be lower than the "
@@ -36,20 +36,20 @@ def invariant_findings(record: dict[str, Any], file: str, line: int | None, wher
     return out
 
 
-def check_measurement(doc: dict[str, Any], file: str) -> list[Finding]:
+def check_measurement(doc: MeasurementDoc, file: str) -> list[Finding]:
     """Invariants of one measurement JSON: phases in order, warm rows as declared, memory rules."""
     out: list[Finding] = []
-    phases = doc["phases"]
-    names = [p["phase"] for p in phases]
+    phases = doc.phases
+    names = [p.phase for p in phases]
     head = [n for n in names if n != "warm_forward"]
-    failed_at = next((i for i, p in enumerate(phases) if p["status"] == "failed"), None)
+    failed_at = next((i for i, p in enumerate(phases) if p.status == "failed"), None)
     if failed_at is None and tuple(head) != PHASE_ORDER:
         out.append(make_finding("phase-order", E, file, f"phases are {head}, expected {list(PHASE_ORDER)} "
                                 "then one warm_forward per repeat", field="/phases", claimed=head,
                                 rule="model_load, inputs, cold_forward, warmup, warm_forward x repeats",
                                 fix="write the phases in the Lab's order"))
-    repeats = doc["configuration"]["repeats"]
-    warm = [p.get("repeat") for p in phases if p["phase"] == "warm_forward"]
+    repeats = doc.configuration.repeats
+    warm = [p.repeat for p in phases if p.phase == "warm_forward"]
     if failed_at is None and warm != list(range(1, repeats + 1)):
         out.append(make_finding("warm-rows-mismatch", E, file,
                                 f"{len(warm)} warm_forward rows (repeats {warm}) where configuration.repeats is "
@@ -64,7 +64,7 @@ def check_measurement(doc: dict[str, Any], file: str) -> list[Finding]:
     return out
 
 
-def _warm_rows_after_failure(phases: list[dict[str, Any]], failed_at: int, warm: list[Any], repeats: int,
+def _warm_rows_after_failure(phases: tuple[Phase, ...], failed_at: int, warm: list[int | None], repeats: int,
                              file: str) -> list[Finding]:
     """A failure ends the record early, never makes it patchy: every repeat attempted up to it keeps its row.
 
@@ -75,14 +75,14 @@ def _warm_rows_after_failure(phases: list[dict[str, Any]], failed_at: int, warm:
     completed repeat short of it has dropped the repeats after (the last repeat of the OOM variant, say).
     """
     failed = phases[failed_at]
-    reached = failed.get("repeat") if failed["phase"] == "warm_forward" else 0
-    ends = phases[-1]["status"] == "failed" or len(warm) == repeats
+    reached = failed.repeat if failed.phase == "warm_forward" else 0
+    ends = phases[-1].status == "failed" or len(warm) == repeats
     if warm == list(range(1, len(warm) + 1)) and len(warm) <= repeats and len(warm) >= (reached or 0) and ends:
         return []
     expected = f"1..{reached}" if reached else "none required"
     want = max(reached or 0, len(warm)) if ends else repeats
     return [make_finding("warm-rows-mismatch", E, file,
-                         f"warm_forward rows are repeats {warm} where phase {failed_at} ({failed['phase']}"
+                         f"warm_forward rows are repeats {warm} where phase {failed_at} ({failed.phase}"
                          f"{f' repeat {reached}' if reached else ''}) failed: every repeat attempted up to the "
                          f"failure needs its row ({expected}), numbered without gaps; a record that goes on after the "
                          f"failure keeps every repeat up to configuration.repeats {repeats}",
@@ -93,23 +93,23 @@ def _warm_rows_after_failure(phases: list[dict[str, Any]], failed_at: int, warm:
                              "or renumber a repeat")]
 
 
-def phase_for_row(doc: dict[str, Any], phase: str, run_index: int) -> dict[str, Any] | None:
+def phase_for_row(doc: MeasurementDoc, phase: str, run_index: int) -> Phase | None:
     """The measurement phase describing a grid row: cold_forward for cold run 1, warm_forward repeat r for warm r."""
-    for p in doc["phases"]:
-        if phase == "cold" and run_index == 1 and p["phase"] == "cold_forward":
+    for p in doc.phases:
+        if phase == "cold" and run_index == 1 and p.phase == "cold_forward":
             return p
-        if phase == "warm" and p["phase"] == "warm_forward" and p.get("repeat") == run_index:
+        if phase == "warm" and p.phase == "warm_forward" and p.repeat == run_index:
             return p
     return None
 
 
-def agreement_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict[str, Any],
+def agreement_findings(row: GridRow, line: int, grid_file: str, phase: Phase,
                        doc_file: str) -> list[Finding]:
     """A grid row and the measurement phase describing the same run must report the same figures."""
     out: list[Finding] = []
     for column in ROW_COLUMNS:
-        claimed, measured = row.get(column), phase.get(column)
-        if claimed == 0 and measured is None and column in phase:
+        claimed, measured = row.counter(column), phase.counter(column)
+        if claimed == 0 and measured is None and phase.writes(column):
             # null in the measurement is "not measured"; a 0 in the grid would turn it into a real zero.
             out.append(make_finding("zero-not-measured", E, grid_file,
                                     f"{column} is 0 where {doc_file} says not measured (null): an empty cell means not "
@@ -121,12 +121,12 @@ def agreement_findings(row: dict[str, Any], line: int, grid_file: str, phase: di
             continue
         hint = ""
         kind = column.split("_")[0]
-        alloc, res = phase.get(f"{kind}_allocated_bytes"), phase.get(f"{kind}_reserved_bytes")
+        alloc, res = phase.counter(f"{kind}_allocated_bytes"), phase.counter(f"{kind}_reserved_bytes")
         if alloc is not None and res is not None and claimed == alloc + res:
             hint = " (allocated was added to reserved: allocated is part of reserved, never add them)"
-        if column.startswith("peak") and phase.get("peak_reserved_bytes") is not None and \
-                phase.get("peak_allocated_bytes") is not None and \
-                claimed == phase["peak_reserved_bytes"] - phase["peak_allocated_bytes"]:
+        if column.startswith("peak") and phase.peak_reserved_bytes is not None and \
+                phase.peak_allocated_bytes is not None and \
+                claimed == phase.peak_reserved_bytes - phase.peak_allocated_bytes:
             hint = " (the two peaks were subtracted: they may occur at different moments, never subtract them)"
         out.append(make_finding("memory-disagrees", E, grid_file,
                                 f"{column} {claimed} disagrees with {doc_file} ({measured}){hint}", line=line,
@@ -140,20 +140,20 @@ def _out_of_memory(error: str | None) -> bool:
     return "out of memory" in text or "outofmemory" in text
 
 
-def outcome_findings(row: dict[str, Any], line: int, grid_file: str, phase: dict[str, Any],
+def outcome_findings(row: GridRow, line: int, grid_file: str, phase: Phase,
                      doc_file: str) -> list[Finding]:
     """The grid row and the measurement phase of the same run must tell the same outcome.
 
     A completed slow run relabelled `outcome=aborted` drops out of the median, and an out-of-memory failure
     relabelled `outcome=failed` makes a batch look memory-feasible: the measurement file is the evidence.
     """
-    outcome = row_outcome(row.get("notes"))
-    status, error = phase.get("status"), phase.get("error")
+    outcome = row_outcome(row.notes)
+    status, error = phase.status, phase.error
     rule = f"the grid row and {doc_file} describe the same run"
     if status == "ok" and (outcome.failed or outcome.excluded):
         return [make_finding("outcome-disagrees-measurement", E, grid_file,
                              f"the row says outcome={outcome.status}, {doc_file} recorded this run as completed "
-                             f"({phase.get('phase')}, {phase.get('elapsed_seconds')} s)", line=line, field="notes",
+                             f"({phase.phase}, {phase.elapsed_seconds} s)", line=line, field="notes",
                              claimed=outcome.status, recomputed="ok", rule=rule,
                              fix="report the run as it happened: a completed run keeps its row, its duration and "
                                  "its outcome; a slow run is explained in notes, never declared failed or excluded")]

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from generator.audit.findings import Finding
+from generator.audit.inputs.protocol import Corpus, Protocol, QualityReference, Timer, Warmup
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
+from generator.audit.recompute.runcells import ClaimedCells, EnvironmentCells, MemoryCells, RecomputedRun
+from generator.core.jsonvalue import JsonScalar
 
 __all__ = [
-    "CampaignSummary", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision", "DecisionDocument",
-    "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint", "Measurement", "Package",
-    "PackageCover", "PhaseTiming", "QualityRule", "RankEntry", "Recomputation", "Run", "RunExclusion", "Separation",
-    "Tie",
-    "Timing", "Tool", "Unpriced", "Window",
+    "CampaignSummary", "ClaimedCells", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision",
+    "DecisionDocument", "EnvironmentCells", "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint",
+    "Measurement", "MemoryCells", "Package", "PackageCover", "PhaseTiming", "QualityRule", "RankEntry",
+    "Recomputation", "RecomputedRun", "Run", "RunExclusion", "Separation", "Tie", "Timing", "Tool", "Unpriced",
+    "Window",
 ]
 
 @dataclass(frozen=True)
@@ -100,10 +102,10 @@ class Experiment(JsonRecord):
     id: str
     variable: str
     description: str
-    fixed: dict[str, Any]
+    fixed: dict[str, JsonScalar]  # as the protocol writes it: its keys (`batch` may be absent) and their order
     runs_per_variant: int
     cold_runs_per_variant: int
-    warmup: dict[str, Any]
+    warmup: Warmup
     order: str | None
     package: Package
     comparisons: tuple[Comparison, ...]
@@ -136,10 +138,11 @@ class Measurement(JsonRecord):
     """What the configuration's measurement file observed, as it holds it."""
 
     file: str
-    environment: dict[str, Any]
-    configuration: dict[str, Any]
+    # As the file writes them (optional keys absent or null, in the file's order): a copy, not a reading.
+    environment: dict[str, JsonScalar]
+    configuration: dict[str, JsonScalar]
     synthetic_data: bool
-    phases: list[Any]
+    phases: list[dict[str, JsonScalar]]
 
 
 @dataclass(frozen=True)
@@ -152,9 +155,9 @@ class Run(JsonRecord):
     outcome: str
     completed_items: int | None
     elapsed_seconds: float | None
-    claimed: dict[str, Any]
-    recomputed: dict[str, Any] | None
-    memory: dict[str, Any]
+    claimed: ClaimedCells
+    recomputed: RecomputedRun | None
+    memory: MemoryCells
     notes: str
 
 
@@ -203,9 +206,11 @@ class Configuration(JsonRecord):
     experiment_id: str
     variant_id: str
     variable: str
-    value: Any
+    # The variant's value, an integer or a string as the protocol writes it. `object`, not `int | str`:
+    # jsonrecord.from_json_value reads a union only as Optional[X].
+    value: object
     gpu: str
-    environment: dict[str, Any]
+    environment: EnvironmentCells
     measurement: Measurement | None
     runs: tuple[Run, ...]
     timing: Timing
@@ -320,18 +325,19 @@ class CampaignSummary(JsonRecord):
     scenario: str
     registered_at: str
     synthetic_data: bool
-    corpus: dict[str, Any]
+    corpus: Corpus
     classes: list[str]
-    timer: dict[str, Any]
+    timer: Timer
     notes: str
     language: str
 
     @classmethod
-    def of(cls, protocol: dict[str, Any]) -> CampaignSummary:
+    def of(cls, protocol: Protocol) -> CampaignSummary:
         """The summary of a valid protocol (its notes empty when it has none, its note language English)."""
-        return cls(protocol["title"], protocol["question"], protocol["scenario"], protocol["registered_at"],
-                   protocol["synthetic_data"], protocol["corpus"], protocol["classes"], protocol["timer"],
-                   protocol.get("notes", ""), protocol.get("language", "en"))
+        return cls(protocol.title, protocol.question, protocol.scenario, protocol.registered_at,
+                   protocol.synthetic_data, protocol.corpus, list(protocol.classes), protocol.timer,
+                   protocol.notes if protocol.notes is not None else "",
+                   protocol.language if protocol.language is not None else "en")
 
 
 @dataclass(frozen=True)
@@ -342,7 +348,13 @@ class QualityRule(JsonRecord):
     threshold: float
     tolerance: float
     direction: str
-    reference: dict[str, Any]
+    reference: QualityReference
+
+    @classmethod
+    def of(cls, protocol: Protocol) -> QualityRule:
+        """The protocol's quality rule."""
+        q = protocol.quality
+        return cls(q.metric, q.threshold, q.tolerance, q.direction, q.reference)
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.protocol import ExperimentSpec, Rental
+from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import cost
 from generator.audit.recompute.model import Package, Window
 
 E, W = Severity.ERROR, Severity.WARNING
 
 # A grid row as recompute walks it: its index in the grid, its cells, its physical line.
-Row = tuple[int, dict[str, Any], int]
+Row = tuple[int, GridRow, int]
 
 
 class _Files(NamedTuple):
@@ -32,20 +34,20 @@ def covers_window(window: Window, days: int) -> bool:
     return exact if exact is not None else Decimal(window.hours) <= days * 24
 
 
-def _coverage_findings(out: list[Finding], files: _Files, exp: dict[str, Any], rows: list[Row],
+def _coverage_findings(out: list[Finding], files: _Files, exp: ExperimentSpec, rows: list[Row],
                        window: Window) -> bool:
     """Whether the registered package covers the window; it and every row's package that does not are findings."""
-    rental = exp["rental"]
-    covers = covers_window(window, rental["duration_days"])
+    rental = exp.rental
+    covers = covers_window(window, rental.duration_days)
     if not covers:
         out.append(make_finding(
-            "package-does-not-cover-window", E, "protocol.json", f"the {rental['duration_days']}-day package "
-            f"({rental['duration_days'] * 24} h) does not cover the {window.hours} h window",
-            field=f"/experiments/{exp['id']}/rental", claimed=rental["duration_days"],
+            "package-does-not-cover-window", E, "protocol.json", f"the {rental.duration_days}-day package "
+            f"({rental.duration_days * 24} h) does not cover the {window.hours} h window",
+            field=f"/experiments/{exp.id}/rental", claimed=rental.duration_days,
             recomputed=window.smallest_covering_days, rule="the package must cover the whole campaign window",
             fix="rent a package that covers the window, or budget the extra periods"))
     for _, row, line in rows:
-        days = row.get("duration_days")
+        days = row.duration_days
         if days is not None and not covers_window(window, days):
             out.append(make_finding(
                 "duration-does-not-cover-window", E, files.grid,
@@ -55,29 +57,29 @@ def _coverage_findings(out: list[Finding], files: _Files, exp: dict[str, Any], r
     return covers
 
 
-def _unverifiable_totals(files: _Files, rental: dict[str, Any], rows: list[Row]) -> list[Finding]:
+def _unverifiable_totals(files: _Files, rental: Rental, rows: list[Row]) -> list[Finding]:
     """A claimed package total that no tariff can check: a budget nobody can verify must not pass silently."""
     return [make_finding(
         "package-total-unverifiable", E, files.grid, f"package_total_usd_minor claims "
-        f"{row['package_total_usd_minor']}, but no tariff prices {rental['gpu']} over {rental['duration_days']} "
+        f"{row.package_total_usd_minor}, but no tariff prices {rental.gpu} over {rental.duration_days} "
         "days: the total cannot be checked", line=line, field="package_total_usd_minor",
-        claimed=row["package_total_usd_minor"], recomputed=None,
+        claimed=row.package_total_usd_minor, recomputed=None,
         rule="the total is price per lot x lots from a published tariff; gpu-audit never invents a price",
-        fix=f"leave package_total_usd_minor empty, or add the provider's price for {rental['gpu']} "
-            f"({rental['duration_days']} days) to the tariffs file")
-        for _, row, line in rows if row.get("package_total_usd_minor") is not None]
+        fix=f"leave package_total_usd_minor empty, or add the provider's price for {rental.gpu} "
+            f"({rental.duration_days} days) to the tariffs file")
+        for _, row, line in rows if row.package_total_usd_minor is not None]
 
 
-def _unpriced_package(out: list[Finding], files: _Files, rental: dict[str, Any], rows: list[Row],
+def _unpriced_package(out: list[Finding], files: _Files, rental: Rental, rows: list[Row],
                       covers: bool) -> Package:
     """A package without a tariff: its cost is undefined, and a total claimed for it cannot be checked."""
     out.append(make_finding(
         "no-tariff", W, files.tariffs,
-        f"no tariff for {rental['gpu']} over {rental['duration_days']} days: the cost is undefined",
-        field="gpu", claimed=rental["gpu"], rule="prices come from the tariffs file only",
+        f"no tariff for {rental.gpu} over {rental.duration_days} days: the cost is undefined",
+        field="gpu", claimed=rental.gpu, rule="prices come from the tariffs file only",
         fix="add the provider's published price, or accept an undefined cost"))
     out.extend(_unverifiable_totals(files, rental, rows))
-    return Package(gpu=rental["gpu"], duration_days=rental["duration_days"], lots=rental["lots"],
+    return Package(gpu=rental.gpu, duration_days=rental.duration_days, lots=rental.lots,
                    covers_window=covers, total_usd_minor=None, gpus_per_lot=None, gpus=None,
                    price_per_lot_usd_minor=None, price_status=None, model_name=None, snapshot_date=None)
 
@@ -92,17 +94,17 @@ def _mismatch_hint(tariff: cost.Tariff, claimed: int, total: int) -> str:
     return ""
 
 
-def _priced_findings(out: list[Finding], files: _Files, tariff: cost.Tariff, rental: dict[str, Any],
+def _priced_findings(out: list[Finding], files: _Files, tariff: cost.Tariff, rental: Rental,
                      rows: list[Row]) -> None:
     """Each row's GPUs against the lots billed, the price's status, and each claimed total against the tariff."""
-    total = cost.package_total(tariff, rental["lots"])
-    rented = tariff.gpus_per_lot * rental["lots"]
+    total = cost.package_total(tariff, rental.lots)
+    rented = tariff.gpus_per_lot * rental.lots
     for _, row, line in rows:
-        used = row.get("gpu_count")
+        used = row.gpu_count
         if isinstance(used, int) and used > rented:
             out.append(make_finding(
                 "gpus-beyond-rental", E, files.grid, f"gpu_count claims {used} GPUs; the package rents "
-                f"{rental['lots']} lot(s) of {tariff.gpus_per_lot} = {rented} GPU(s)", line=line, field="gpu_count",
+                f"{rental.lots} lot(s) of {tariff.gpus_per_lot} = {rented} GPU(s)", line=line, field="gpu_count",
                 claimed=used, recomputed=rented, rule="the program runs on the GPUs of the lots billed",
                 fix="rent and register the lots the runs used, or report the GPUs actually used"))
     if tariff.price_status == "illustrative":
@@ -112,29 +114,29 @@ def _priced_findings(out: list[Finding], files: _Files, tariff: cost.Tariff, ren
             field="price_status", claimed=tariff.price_per_lot_usd_minor,
             rule="only published prices commit a budget", fix="check the provider's current offer"))
     for _, row, line in rows:
-        claimed = row.get("package_total_usd_minor")
+        claimed = row.package_total_usd_minor
         if claimed is None or claimed == total:
             continue
         out.append(make_finding(
             "package-total-mismatch", E, files.grid, f"package_total_usd_minor claims {claimed}, the tariff "
-            f"gives {total} ({tariff.price_per_lot_usd_minor} x {rental['lots']} lots)"
+            f"gives {total} ({tariff.price_per_lot_usd_minor} x {rental.lots} lots)"
             f"{_mismatch_hint(tariff, claimed, total)}", line=line, field="package_total_usd_minor",
             claimed=claimed, recomputed=total, rule="price per lot x lots, in integer cents", fix=f"write {total}"))
 
 
-def price_package(exp: dict[str, Any], rows: list[Row], window: Window, tariffs: dict[tuple[str, int], cost.Tariff],
+def price_package(exp: ExperimentSpec, rows: list[Row], window: Window, tariffs: dict[tuple[str, int], cost.Tariff],
                   grid_file: str, tariffs_file: str) -> tuple[Package, list[Finding]]:
     """The experiment's package: whether it covers the window, its price from the tariffs, and the findings."""
     out: list[Finding] = []
     files = _Files(grid_file, tariffs_file)
-    rental = exp["rental"]
+    rental = exp.rental
     covers = _coverage_findings(out, files, exp, rows, window)
-    tariff = tariffs.get((rental["gpu"], rental["duration_days"]))
+    tariff = tariffs.get((rental.gpu, rental.duration_days))
     if tariff is None:
         return _unpriced_package(out, files, rental, rows, covers), out
     _priced_findings(out, files, tariff, rental, rows)
-    return Package(gpu=rental["gpu"], duration_days=rental["duration_days"], lots=rental["lots"],
-                   covers_window=covers, total_usd_minor=cost.package_total(tariff, rental["lots"]),
-                   gpus_per_lot=tariff.gpus_per_lot, gpus=tariff.gpus_per_lot * rental["lots"],
+    return Package(gpu=rental.gpu, duration_days=rental.duration_days, lots=rental.lots,
+                   covers_window=covers, total_usd_minor=cost.package_total(tariff, rental.lots),
+                   gpus_per_lot=tariff.gpus_per_lot, gpus=tariff.gpus_per_lot * rental.lots,
                    price_per_lot_usd_minor=tariff.price_per_lot_usd_minor, price_status=tariff.price_status,
                    model_name=tariff.model_name, snapshot_date=tariff.snapshot_date), out

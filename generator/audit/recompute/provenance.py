@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.rows import GridRow
 
 E = Severity.ERROR
 PROTOCOL_FILE = "protocol.json"
@@ -12,26 +13,26 @@ _DRIVER_RULE = ("the driver is recorded apart, with the provider's tool: the run
                 "PyTorch is not the driver version")
 
 
-def _linked(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+def _linked(protocol: Protocol, measurements: dict[str, MeasurementDoc]) -> list[tuple[str, str, MeasurementDoc]]:
     """(configuration, file, document) of every measurement a variant links and that could be read."""
     out = []
-    for exp in protocol["experiments"]:
-        for variant in exp["variants"]:
-            rel = variant.get("measurement")
+    for exp in protocol.experiments:
+        for variant in exp.variants:
+            rel = variant.measurement
             if rel and measurements.get(rel) is not None:
-                out.append((f"{exp['id']}/{variant['id']}", rel, measurements[rel]))
+                out.append((f"{exp.id}/{variant.id}", rel, measurements[rel]))
     return out
 
 
-def _synthetic_flags(protocol: dict[str, Any], linked: list[tuple[str, str, dict[str, Any]]]) -> list[Finding]:
+def _synthetic_flags(protocol: Protocol, linked: list[tuple[str, str, MeasurementDoc]]) -> list[Finding]:
     """The protocol's synthetic_data agrees with every measurement it rests on.
 
     When every measurement disagrees, the protocol is what misstates the campaign (an error on it, which
     withholds the answer); otherwise each measurement that disagrees is wrong evidence for its configuration.
     """
-    declared = protocol["synthetic_data"]
-    flags = [(name, rel, doc["synthetic_data"]) for name, rel, doc in linked
-             if isinstance(doc.get("synthetic_data"), bool)]
+    declared = protocol.synthetic_data
+    flags = [(name, rel, doc.synthetic_data) for name, rel, doc in linked
+             if isinstance(doc.synthetic_data, bool)]
     wrong = [(name, rel, flag) for name, rel, flag in flags if flag != declared]
     if not wrong:
         return []
@@ -52,11 +53,11 @@ def _synthetic_flags(protocol: dict[str, Any], linked: list[tuple[str, str, dict
             for name, rel, flag in wrong]
 
 
-def _synthetic_model(name: str, rel: str, doc: dict[str, Any]) -> list[Finding]:
+def _synthetic_model(name: str, rel: str, doc: MeasurementDoc) -> list[Finding]:
     """The Lab's synthetic MLP measures its own memory, never the campaign's classifier's."""
-    if "synthetic_model" not in doc:
+    if doc.synthetic_model is None:
         return []
-    architecture = (doc["synthetic_model"] or {}).get("architecture", "Linear -> GELU -> Linear")
+    architecture = doc.synthetic_model.architecture
     return [make_finding("synthetic-model-measurement", E, rel,
                          f"{rel} measured the Lab's synthetic MLP ({architecture}), not the classifier the campaign "
                          f"runs: it cannot be the memory evidence of {name}", field="/synthetic_model",
@@ -66,7 +67,7 @@ def _synthetic_model(name: str, rel: str, doc: dict[str, Any]) -> list[Finding]:
                          fix=f"measure {name} with the campaign's model (gpu-audit campaign run) and link that file")]
 
 
-def _driver(value: Any, runtime: Any) -> str | None:
+def _driver(value: str | None, runtime: str | None) -> str | None:
     """What is wrong with a recorded driver version: nothing (None), empty, or the runtime version copied."""
     if value is None or not str(value).strip():
         return "empty"
@@ -75,37 +76,39 @@ def _driver(value: Any, runtime: Any) -> str | None:
     return None
 
 
-def _driver_finding(file: str, problem: str, value: Any, runtime: Any, **where: Any) -> Finding:
+def _driver_finding(file: str, problem: str, value: str, runtime: str | None, *, field: str,
+                    line: int | None = None) -> Finding:
     if problem == "empty":
         return make_finding("driver-not-recorded", E, file, "driver_version is empty: the driver the runs used is "
                             "not recorded", claimed=value, rule=_DRIVER_RULE,
-                            fix="record the driver with the provider's tool (nvidia-smi, rocm-smi)", **where)
+                            fix="record the driver with the provider's tool (nvidia-smi, rocm-smi)", line=line,
+                            field=field)
     return make_finding("driver-is-runtime-version", E, file,
                         f"driver_version {value} is the runtime version {runtime}: the CUDA or ROCm version "
                         "PyTorch was built with is not the driver", claimed=value, recomputed=runtime,
                         rule=_DRIVER_RULE, fix="record the driver with the provider's tool (nvidia-smi, rocm-smi)",
-                        **where)
+                        line=line, field=field)
 
 
-def driver_row_findings(row: dict[str, Any], line: int, grid_file: str) -> list[Finding]:
+def driver_row_findings(row: GridRow, line: int, grid_file: str) -> list[Finding]:
     """A grid row's driver_version: recorded, and not the runtime version copied."""
-    problem = _driver(row.get("driver_version"), row.get("runtime_version"))
-    if problem is None or (problem == "empty" and str(row.get("device") or "").strip().lower() == "cpu"):
+    problem = _driver(row.driver_version, row.runtime_version)
+    if problem is None or (problem == "empty" and str(row.device or "").strip().lower() == "cpu"):
         return []  # a run on the processor (campaign run --allow-cpu-for-tests) has no GPU driver to record
-    return [_driver_finding(grid_file, problem, row.get("driver_version") or "", row.get("runtime_version"),
+    return [_driver_finding(grid_file, problem, row.driver_version or "", row.runtime_version,
                             line=line, field="driver_version")]
 
 
-def _measured_driver(rel: str, doc: dict[str, Any]) -> list[Finding]:
+def _measured_driver(rel: str, doc: MeasurementDoc) -> list[Finding]:
     """A measurement may leave the driver unrecorded (null: the Lab's script cannot see it), never empty or copied."""
-    env = doc.get("environment") or {}
-    value = env.get("driver_version")
-    problem = _driver(value, env.get("runtime_version")) if value is not None else None
-    return [] if problem is None else [_driver_finding(rel, problem, value, env.get("runtime_version"),
+    env = doc.environment
+    value = env.driver_version
+    problem = _driver(value, env.runtime_version) if value is not None else None
+    return [] if problem is None or value is None else [_driver_finding(rel, problem, value, env.runtime_version,
                                                        field="/environment/driver_version")]
 
 
-def measurement_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]]) -> list[Finding]:
+def measurement_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc]) -> list[Finding]:
     """Every linked measurement: generated or measured as the protocol says, of the campaign's model, its driver."""
     linked = _linked(protocol, measurements)
     out = _synthetic_flags(protocol, linked)

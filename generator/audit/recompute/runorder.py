@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from datetime import datetime
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import ExperimentSpec, Protocol
 from generator.audit.recompute.runphases import Dated
 
 Run = tuple[str, int]  # (variant id, warm repeat)
@@ -20,17 +23,17 @@ def _text(runs: list[Run]) -> str:
     return shown + (f", ... ({len(runs)} runs)" if len(runs) > SHOWN else "")
 
 
-def _warm_runs(exp: dict[str, Any], measurements: dict[str, dict[str, Any]],
+def _warm_runs(exp: ExperimentSpec, measurements: dict[str, MeasurementDoc],
                dated: dict[str, list[Dated]]) -> list[Run] | None:
     """The experiment's warm runs in the order they started; None when one variant's warm runs are not all dated
     (that is a finding of its own: nothing proves the order then)."""
-    runs: list[tuple[Any, str, int]] = []
-    for v in exp.get("variants", []):
-        file = v.get("measurement") or ""
-        warm = [(d.start, v["id"], d.phase["repeat"]) for d in dated.get(file, [])
-                if d.phase.get("phase") == "warm_forward" and isinstance(d.phase.get("repeat"), int)]
-        if file not in measurements or len(warm) != sum(p.get("phase") == "warm_forward"
-                                                        for p in measurements[file]["phases"]):
+    runs: list[tuple[datetime, str, int]] = []
+    for v in exp.variants:
+        file = v.measurement or ""
+        warm = [(d.start, v.id, d.phase.repeat) for d in dated.get(file, [])
+                if d.phase.phase == "warm_forward" and isinstance(d.phase.repeat, int)]
+        if file not in measurements or len(warm) != sum(p.phase == "warm_forward"
+                                                        for p in measurements[file].phases):
             return None
         runs.extend(warm)
     return [(v, r) for _, v, r in sorted(runs)]
@@ -59,7 +62,7 @@ def rotated(actual: list[Run], variants: list[str]) -> list[Run]:
     return out
 
 
-def drawn(actual: list[Run], sequence: list[str]) -> list[Run]:
+def drawn(actual: list[Run], sequence: Sequence[str]) -> list[Run]:
     """The order the drawn sequence registers for these runs: the k-th time a variant is drawn is its repeat k."""
     present, seen = set(actual), Counter[str]()
     out: list[Run] = []
@@ -70,21 +73,21 @@ def drawn(actual: list[Run], sequence: list[str]) -> list[Run]:
     return out
 
 
-def _sequence_problem(exp: dict[str, Any]) -> str | None:
+def _sequence_problem(exp: ExperimentSpec) -> str | None:
     """Why a drawn experiment's sequence cannot be followed; None when it can."""
-    sequence = exp.get("drawn_sequence")
+    sequence = exp.drawn_sequence
     if not sequence:
         return "registers order drawn without the drawn sequence"
-    counts, variants = Counter(sequence), [v["id"] for v in exp.get("variants", [])]
-    wrong = sorted(v for v in set(variants) | set(counts) if counts[v] != (exp["runs_per_variant"] if v in variants
+    counts, variants = Counter(sequence), [v.id for v in exp.variants]
+    wrong = sorted(v for v in set(variants) | set(counts) if counts[v] != (exp.runs_per_variant if v in variants
                                                                              else 0))
     if wrong:
         return (f"draws {', '.join(f'{v} {counts[v]} time(s)' for v in wrong)}; the sequence names each variant "
-                f"of the experiment exactly runs_per_variant ({exp['runs_per_variant']}) times")
+                f"of the experiment exactly runs_per_variant ({exp.runs_per_variant}) times")
     return None
 
 
-def order_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]],
+def order_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc],
                    dated: dict[str, list[Dated]]) -> list[Finding]:
     """Each experiment's warm runs, ordered by their start times, against its registered order.
 
@@ -92,14 +95,14 @@ def order_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, A
     experiment whatever the times; the order itself is proved only when every warm run is dated.
     """
     out = []
-    for n, exp in enumerate(protocol.get("experiments", [])):
-        order = exp.get("order")
+    for n, exp in enumerate(protocol.experiments):
+        order = exp.order
         field = f"/experiments/{n}/order"
         problem = _sequence_problem(exp) if order == "drawn" else None
         if problem is not None:
             out.append(make_finding(
-                "drawn-sequence-missing", Severity.ERROR, "protocol.json", f"experiment {exp['id']!r} {problem}",
-                field=f"/experiments/{n}/drawn_sequence" if exp.get("drawn_sequence") else field, claimed=order,
+                "drawn-sequence-missing", Severity.ERROR, "protocol.json", f"experiment {exp.id!r} {problem}",
+                field=f"/experiments/{n}/drawn_sequence" if exp.drawn_sequence else field, claimed=order,
                 rule="order drawn: the drawn sequence of warm runs is registered in the protocol before the runs "
                      "(drawn_sequence), and the runs follow it",
                 fix="register the sequence drawn before the runs in drawn_sequence; a sequence written after "
@@ -108,15 +111,15 @@ def order_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, A
         actual = _warm_runs(exp, measurements, dated)
         if order not in ("rotated", "drawn") or not actual:
             continue
-        variants = [v["id"] for v in exp.get("variants", [])]
-        expected = rotated(actual, variants) if order == "rotated" else drawn(actual, exp["drawn_sequence"])
+        variants = [v.id for v in exp.variants]
+        expected = rotated(actual, variants) if order == "rotated" else drawn(actual, exp.drawn_sequence or ())
         if actual == expected:
             continue
         what = ("every round runs each variant once and the first variant rotates" if order == "rotated" else
                 "the runs follow the drawn sequence")
         out.append(make_finding(
             "run-order-not-registered", Severity.ERROR, "protocol.json",
-            f"the warm runs of experiment {exp['id']!r} started in the order {_text(actual)}; order {order} "
+            f"the warm runs of experiment {exp.id!r} started in the order {_text(actual)}; order {order} "
             f"registers {_text(expected)} ({what}): {_departure(actual, expected)}", field=field, claimed=_text(actual),
-            recomputed=_text(expected), rule=f"protocol experiments[{exp['id']}].order: {order}", fix=_FIX))
+            recomputed=_text(expected), rule=f"protocol experiments[{exp.id}].order: {order}", fix=_FIX))
     return out

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc, Phase
 
 # The order a runner goes through a measurement's phases; warm_forward rows follow by repeat.
 PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup", "warm_forward")
@@ -18,7 +18,7 @@ _FIX = ("keep the times the runner wrote for every phase; a run whose times were
 _STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$")
 
 
-def parse_utc(text: Any) -> datetime | None:
+def parse_utc(text: object) -> datetime | None:
     """A `YYYY-MM-DDTHH:MM:SS[.ffffff]` stamp with `Z` or an offset (`+02:00`) as the UTC instant it names;
     None when it is no such moment. Two stamps are compared as instants, never as text."""
     match = _STAMP.match(text) if isinstance(text, str) else None
@@ -40,20 +40,20 @@ class Dated:
 
     file: str
     index: int
-    phase: dict[str, Any]
+    phase: Phase
     start: datetime
     end: datetime
 
     @property
     def run(self) -> str:
         """The phase as a reader names it: `warm_forward repeat 2`."""
-        repeat = self.phase.get("repeat")
-        return str(self.phase.get("phase")) + (f" repeat {repeat}" if repeat else "")
+        repeat = self.phase.repeat
+        return str(self.phase.phase) + (f" repeat {repeat}" if repeat else "")
 
     @property
     def rank(self) -> tuple[int, int]:
-        name = self.phase.get("phase")
-        repeat = self.phase.get("repeat")
+        name = self.phase.phase
+        repeat = self.phase.repeat
         return (PHASE_ORDER.index(name) if name in PHASE_ORDER else len(PHASE_ORDER),
                 repeat if isinstance(repeat, int) else 0)
 
@@ -62,17 +62,17 @@ def seconds(a: datetime, b: datetime) -> float:
     return (b - a).total_seconds()
 
 
-def partial_findings(measurements: dict[str, dict[str, Any]]) -> list[Finding]:
+def partial_findings(measurements: dict[str, MeasurementDoc]) -> list[Finding]:
     """A file that dates one phase dates them all: one undated phase beside dated ones could be the one that ran
     outside the window, its times removed."""
     out = []
     for file, doc in sorted(measurements.items()):
-        phases = doc["phases"]
-        undated = [i for i, p in enumerate(phases) if "started_at" not in p and "ended_at" not in p]
+        phases = doc.phases
+        undated = [i for i, p in enumerate(phases) if not p.timed]
         if not undated or len(undated) == len(phases):
             continue
         first = phases[undated[0]]
-        name = str(first.get("phase")) + (f" repeat {first['repeat']}" if first.get("repeat") else "")
+        name = str(first.phase) + (f" repeat {first.repeat}" if first.repeat else "")
         out.append(make_finding(
             "run-times-partial", Severity.ERROR, file,
             f"{file} dates {len(phases) - len(undated)} of its {len(phases)} phases and leaves {len(undated)} "
@@ -96,20 +96,20 @@ def order_findings(dated: list[Dated]) -> list[Finding]:
             if seconds(after.start, before.end) > TOLERANCE_S:
                 out.append(make_finding(
                     "run-times-out-of-order", Severity.ERROR, file,
-                    f"{after.run} started at {after.phase['started_at']}, before {before.run} of the same file ended "
-                    f"({before.phase['ended_at']})", field=f"/phases/{after.index}/started_at",
-                    claimed=after.phase["started_at"], recomputed=before.phase["ended_at"],
+                    f"{after.run} started at {after.phase.started_at}, before {before.run} of the same file ended "
+                    f"({before.phase.ended_at})", field=f"/phases/{after.index}/started_at",
+                    claimed=after.phase.started_at, recomputed=before.phase.ended_at,
                     rule="a measurement's phases run one after the other, in the order "
                          + ", ".join(PHASE_ORDER) + " (warm runs by repeat)", fix=_FIX))
         for d in ordered:
-            work = d.phase.get("elapsed_seconds")
+            work = d.phase.elapsed_seconds
             lasted = seconds(d.start, d.end)
             if isinstance(work, (int, float)) and not isinstance(work, bool) and lasted + TOLERANCE_S < work:
                 out.append(make_finding(
                     "run-time-bracket-short", Severity.ERROR, file,
-                    f"{d.run} lasted {lasted:g} s from started_at {d.phase['started_at']} to ended_at "
-                    f"{d.phase['ended_at']}, less than the {work:g} s it measured itself: its end was moved",
-                    field=f"/phases/{d.index}/ended_at", claimed=d.phase["ended_at"], recomputed=work,
+                    f"{d.run} lasted {lasted:g} s from started_at {d.phase.started_at} to ended_at "
+                    f"{d.phase.ended_at}, less than the {work:g} s it measured itself: its end was moved",
+                    field=f"/phases/{d.index}/ended_at", claimed=d.phase.ended_at, recomputed=work,
                     rule="a phase's started_at and ended_at bracket its own elapsed_seconds", fix=_FIX))
     return out
 
@@ -117,9 +117,9 @@ def order_findings(dated: list[Dated]) -> list[Finding]:
 def _overlap(d: Dated, o: Dated, device: str, experiment: str) -> Finding:
     return make_finding(
         "runs-overlap", Severity.ERROR, d.file,
-        f"{d.run} ran from {d.phase['started_at']} to {d.phase['ended_at']} while {o.run} of {o.file} ran on the "
-        f"same device ({device}, experiment {experiment}) from {o.phase['started_at']} to {o.phase['ended_at']}",
-        field=f"/phases/{d.index}/started_at", claimed=d.phase["started_at"], recomputed=o.phase["ended_at"],
+        f"{d.run} ran from {d.phase.started_at} to {d.phase.ended_at} while {o.run} of {o.file} ran on the "
+        f"same device ({device}, experiment {experiment}) from {o.phase.started_at} to {o.phase.ended_at}",
+        field=f"/phases/{d.index}/started_at", claimed=d.phase.started_at, recomputed=o.phase.ended_at,
         rule="runs on one device follow one another; two runs at once share the GPU, and neither is timed alone",
         fix=_FIX)
 

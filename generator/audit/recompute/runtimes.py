@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc, Phase
+from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import cost, durations, memory, runorder, runphases
 from generator.audit.recompute.runphases import parse_utc
 from generator.core.errors import UsageError
@@ -14,38 +16,38 @@ from generator.core.errors import UsageError
 GRID_FIELD = "elapsed_seconds"
 
 
-def _bounds(protocol: dict[str, Any]) -> dict[str, datetime] | None:
+def _bounds(protocol: Protocol) -> dict[str, datetime] | None:
     """Registration, window and deadline in UTC; None when the protocol cannot place them (already a finding)."""
     try:
-        w = protocol["window"]
-        registered = datetime.fromisoformat(str(protocol["registered_at"]).replace("Z", "+00:00"))
+        w = protocol.window
+        registered = datetime.fromisoformat(str(protocol.registered_at).replace("Z", "+00:00"))
         if registered.tzinfo is None:
             return None
         return {"registered": registered.astimezone(UTC),
-                "start": cost.parse_local(w["start"], w["timezone"]).astimezone(UTC),
-                "end": cost.parse_local(w["end"], w["timezone"]).astimezone(UTC),
-                "deadline": cost.parse_local(protocol["deadline"], w["timezone"]).astimezone(UTC)}
+                "start": cost.parse_local(w.start, w.timezone).astimezone(UTC),
+                "end": cost.parse_local(w.end, w.timezone).astimezone(UTC),
+                "deadline": cost.parse_local(protocol.deadline, w.timezone).astimezone(UTC)}
     except (KeyError, TypeError, ValueError, OverflowError, UsageError):
         return None
 
 
-def _grid_lines(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], rows: list[dict[str, Any]],
+def _grid_lines(protocol: Protocol, measurements: dict[str, MeasurementDoc], rows: list[GridRow],
                 lines: list[int]) -> dict[tuple[str, int], list[int]]:
     """(measurement file, phase index) -> the grid lines of that run (memory.phase_for_row's mapping)."""
     linked: dict[tuple[str, str], str] = {}
-    for exp in protocol.get("experiments", []):
-        for v in exp.get("variants", []):
-            if v.get("measurement") in measurements:
-                linked[(exp["id"], v["id"])] = v["measurement"]
+    for exp in protocol.experiments:
+        for v in exp.variants:
+            if v.measurement in measurements:
+                linked[(exp.id, v.id)] = v.measurement
     out: dict[tuple[str, int], list[int]] = {}
     for row, line in zip(rows, lines, strict=False):
-        key = (row.get("experiment_id"), row.get("variant_id"))
-        run_index = row.get("run_index")
-        if key not in linked or row.get("phase") not in ("cold", "warm") or not isinstance(run_index, int):
+        key = (row.experiment_id, row.variant_id)
+        run_index = row.run_index
+        if key not in linked or row.phase not in ("cold", "warm") or not isinstance(run_index, int):
             continue
         file = linked[key]
-        phase = memory.phase_for_row(measurements[file], row["phase"], run_index)
-        index = next((i for i, p in enumerate(measurements[file]["phases"]) if p is phase), None)
+        phase = memory.phase_for_row(measurements[file], row.phase, run_index)
+        index = next((i for i, p in enumerate(measurements[file].phases) if p is phase), None)
         if index is not None:
             out.setdefault((file, index), []).append(line)
     return out
@@ -55,7 +57,7 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _coverage(measurements: dict[str, dict[str, Any]], timed: list[tuple[str, int, dict[str, Any]]]) -> list[Finding]:
+def _coverage(measurements: dict[str, MeasurementDoc], timed: list[tuple[str, int, Phase]]) -> list[Finding]:
     """One warning when no run time is recorded at all; an error on each file without times beside files with."""
     if not timed:
         return [make_finding("no-run-times", Severity.WARNING, "protocol.json",
@@ -79,15 +81,15 @@ def _coverage(measurements: dict[str, dict[str, Any]], timed: list[tuple[str, in
 class _Report:
     """Reports a time error on the measurement phase and on the grid rows of the same run."""
 
-    def __init__(self, measurements: dict[str, dict[str, Any]], grid_file: str,
+    def __init__(self, measurements: dict[str, MeasurementDoc], grid_file: str,
                  rows_of: dict[tuple[str, int], list[int]], out: list[Finding]):
         self.measurements, self.grid_file, self.rows_of, self.out = measurements, grid_file, rows_of, out
 
     def __call__(self, code: str, file: str, index: int, key: str, claimed: str, recomputed: str, what: str,
                  rule: str, fix: str) -> None:
         where = f"/phases/{index}/{key}"
-        phase = self.measurements[file]["phases"][index]
-        run = phase["phase"] + (f" repeat {phase['repeat']}" if phase.get("repeat") else "")
+        phase = self.measurements[file].phases[index]
+        run = phase.phase + (f" repeat {phase.repeat}" if phase.repeat else "")
         self.out.append(make_finding(code, Severity.ERROR, file, f"{run} {what}", field=where, claimed=claimed,
                                      recomputed=recomputed, rule=rule, fix=fix))
         for line in self.rows_of.get((file, index), []):
@@ -96,57 +98,58 @@ class _Report:
                                          field=GRID_FIELD, claimed=claimed, recomputed=recomputed, rule=rule, fix=fix))
 
 
-def _invalid(file: str, index: int, phase: dict[str, Any], start: datetime | None, end: datetime | None) -> Finding:
+def _invalid(file: str, index: int, phase: Phase, start: datetime | None, end: datetime | None) -> Finding:
     """A phase whose times are no UTC moments, or end before they start."""
     key = "started_at" if start is None else "ended_at"
+    stamp = phase.started_at if start is None else phase.ended_at
     return make_finding("run-time-invalid", Severity.ERROR, file,
-                        f"{key} {phase.get(key)!r} is no UTC moment" if start is None or end is None else
-                        f"ended_at {phase['ended_at']} is before started_at {phase['started_at']}",
-                        field=f"/phases/{index}/{key}", claimed=phase.get(key),
+                        f"{key} {stamp!r} is no UTC moment" if start is None or end is None else
+                        f"ended_at {phase.ended_at} is before started_at {phase.started_at}",
+                        field=f"/phases/{index}/{key}", claimed=stamp,
                         rule="both times in UTC (YYYY-MM-DDTHH:MM:SS.ffffffZ), the end not before the start",
                         fix="keep the times the runner wrote; a run whose times are lost cannot prove its window")
 
 
-def _check_phase(report: _Report, protocol: dict[str, Any], bounds: dict[str, datetime], file: str, index: int,
-                 phase: dict[str, Any], start: datetime, end: datetime) -> None:
+def _check_phase(report: _Report, protocol: Protocol, bounds: dict[str, datetime], file: str, index: int,
+                 phase: Phase, start: datetime, end: datetime) -> None:
     """One phase's times against the registration, the window and the deadline."""
-    w = protocol["window"]
-    s_text, e_text = phase["started_at"], phase["ended_at"]
+    w = protocol.window
+    s_text, e_text = phase.started_at or "", phase.ended_at or ""  # both parsed: never None here
     if start <= bounds["registered"]:
-        report("run-before-registration", file, index, "started_at", s_text, str(protocol["registered_at"]),
-               f"started at {s_text}, before the protocol was registered ({protocol['registered_at']})",
+        report("run-before-registration", file, index, "started_at", s_text, str(protocol.registered_at),
+               f"started at {s_text}, before the protocol was registered ({protocol.registered_at})",
                "the protocol is registered before the first run", "register a new protocol and run the "
                "campaign again after it; a rule written after the runs needs a new independent evaluation")
     if start < bounds["start"] or end > bounds["end"]:
         key, text, edge = ("started_at", s_text, bounds["start"]) if start < bounds["start"] else \
             ("ended_at", e_text, bounds["end"])
         report("run-outside-window", file, index, key, text, _stamp(edge),
-               f"ran {s_text} to {e_text}, outside the registered window {w['start']} to {w['end']} {w['timezone']} "
+               f"ran {s_text} to {e_text}, outside the registered window {w.start} to {w.end} {w.timezone} "
                f"({_stamp(bounds['start'])} to {_stamp(bounds['end'])})",
                "every run lies inside the registered campaign window, in its time zone",
                "run the campaign inside the window the rental covers, or register a new protocol before "
                "the runs")
     if end > bounds["deadline"]:
         report("run-after-deadline", file, index, "ended_at", e_text, _stamp(bounds["deadline"]),
-               f"ended at {e_text}, after the deadline {protocol['deadline']} {w['timezone']} "
+               f"ended at {e_text}, after the deadline {protocol.deadline} {w.timezone} "
                f"({_stamp(bounds['deadline'])})", "the last run ends before the deadline",
                "a result delivered after the deadline does not answer the registered question")
 
 
-def _devices(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str]]:
+def _devices(protocol: Protocol, measurements: dict[str, MeasurementDoc]) -> dict[str, tuple[str, str]]:
     """Measurement file -> (experiment, device): the files whose runs share one rented GPU."""
-    return {v["measurement"]: (exp["id"], str((measurements[v["measurement"]].get("environment") or {}).get("device")))
-            for exp in protocol.get("experiments", []) for v in exp.get("variants", [])
-            if v.get("measurement") in measurements}
+    return {v.measurement: (exp.id, measurements[v.measurement].environment.device)
+            for exp in protocol.experiments for v in exp.variants
+            if v.measurement in measurements}
 
 
-def _cross_checks(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]],
-                  timed: list[tuple[str, int, dict[str, Any]]]) -> list[Finding]:
+def _cross_checks(protocol: Protocol, measurements: dict[str, MeasurementDoc],
+                  timed: list[tuple[str, int, Phase]]) -> list[Finding]:
     """All or none of a file's phases dated, in their order, no two runs at once on a device, the registered
     order of the warm runs."""
     dated = [runphases.Dated(file, i, p, start, end) for file, i, p in timed
-             if (start := parse_utc(p.get("started_at"))) is not None
-             and (end := parse_utc(p.get("ended_at"))) is not None and start <= end]
+             if (start := parse_utc(p.started_at)) is not None
+             and (end := parse_utc(p.ended_at)) is not None and start <= end]
     by_file: dict[str, list[runphases.Dated]] = {}
     for d in dated:
         by_file.setdefault(d.file, []).append(d)
@@ -155,16 +158,16 @@ def _cross_checks(protocol: dict[str, Any], measurements: dict[str, dict[str, An
             + runorder.order_findings(protocol, measurements, by_file))
 
 
-def run_time_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]], grid_file: str,
-                      rows: list[dict[str, Any]], lines: list[int]) -> list[Finding]:
+def run_time_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc], grid_file: str,
+                      rows: list[GridRow], lines: list[int]) -> list[Finding]:
     """Prove each recorded phase time against registered_at, the window (in its zone) and the deadline, the
     phases' order and the run order, and each grid duration against its measured run.
 
     An error is reported on the measurement phase and on the grid row of the same run, so that it concerns
     that configuration; a campaign with no recorded time at all gets one warning on protocol.json.
     """
-    timed = [(file, i, p) for file, doc in sorted(measurements.items()) for i, p in enumerate(doc["phases"])
-             if "started_at" in p or "ended_at" in p]
+    timed = [(file, i, p) for file, doc in sorted(measurements.items()) for i, p in enumerate(doc.phases)
+             if p.timed]
     bounds = _bounds(protocol)
     out = _coverage(measurements, timed) + _cross_checks(protocol, measurements, timed)
     out += durations.duration_findings(protocol, measurements, grid_file, rows, lines,
@@ -173,7 +176,7 @@ def run_time_findings(protocol: dict[str, Any], measurements: dict[str, dict[str
         return out
     report = _Report(measurements, grid_file, _grid_lines(protocol, measurements, rows, lines), out)
     for file, index, phase in timed:
-        start, end = parse_utc(phase.get("started_at")), parse_utc(phase.get("ended_at"))
+        start, end = parse_utc(phase.started_at), parse_utc(phase.ended_at)
         if start is None or end is None or end < start:
             out.append(_invalid(file, index, phase, start, end))
         else:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
 
 from generator.audit.campaign import PROTOCOL_FILE
 from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.inputs.rows import GridRow
+from generator.core.jsonvalue import JsonScalar
 
 CODE = "different-work"
 E = Severity.ERROR
@@ -22,7 +25,7 @@ WARMUP_KEYS = ("iterations", "inputs", "recompilation")
 GRID_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision", "batch", "context", "seed")
 # The measurement's `model` keys that name the experiment's fixed revisions.
 MODEL_KEYS = {"revision": "model_revision", "tokenizer_revision": "tokenizer_revision"}
-_MISSING: Any = object()
+_MISSING = object()  # an absent key, told apart from a null
 RULE = ("configurations ranked in one answer do the same work: across experiments only the hardware and the "
         "precision may differ, within one only its declared variable")
 
@@ -33,12 +36,12 @@ class Stated:
 
     experiment: str
     field: str  # the protocol path of the fact for this experiment
-    value: Any
+    value: object  # a JSON scalar, or _MISSING for a key the protocol does not write
     written: str  # the value as its file writes it
     source: str  # the file it is read from
 
 
-def written_json(value: Any) -> str:
+def written_json(value: object) -> str:
     """A JSON value as protocol.json writes it (`null`, `256`, `"left"`); an absent key says so."""
     return "not written" if value is _MISSING else json.dumps(value, ensure_ascii=False)
 
@@ -50,28 +53,29 @@ def _same(a: Stated, b: Stated) -> bool:
     return str(a.value) == str(b.value)
 
 
-def _grid_value(rows: list[dict[str, Any]], exp_id: str, column: str) -> Any:
+def _grid_value(rows: list[GridRow], exp_id: str, column: str) -> JsonScalar:
     """The one value the experiment's rows give a column; None when they give none or several (those are
     not-comparable findings already)."""
-    seen = {str(r[column]): r[column] for r in rows
-            if r.get("experiment_id") == exp_id and r.get(column) is not None}
+    seen = {str(r.cell(column)): r.cell(column) for r in rows
+            if r.experiment_id == exp_id and r.cell(column) is not None}
     return next(iter(seen.values())) if len(seen) == 1 else None
 
 
-def _stated(exp: dict[str, Any], index: int, key: str, rows: list[dict[str, Any]], grid_file: str) -> Stated | None:
+def _stated(exp: ExperimentSpec, index: int, key: str, rows: list[GridRow], grid_file: str) -> Stated | None:
     """What one experiment registers for a work key; None where the key is its declared variable."""
     if key in WARMUP_KEYS:
-        value = exp["warmup"].get(key, _MISSING)
-        return Stated(exp["id"], f"/experiments/{index}/warmup/{key}", value, written_json(value), PROTOCOL_FILE)
-    if key == exp["variable"]:
+        setting = exp.warmup.setting(key)
+        value = _MISSING if setting is None else setting  # warm-up keys are never null: None is an absent key
+        return Stated(exp.id, f"/experiments/{index}/warmup/{key}", value, written_json(value), PROTOCOL_FILE)
+    if key == exp.variable:
         return None
     where = f"/experiments/{index}/fixed/{key}"
-    value = exp["fixed"].get(key)
+    value = exp.fixed.setting(key)
     if value is None and key in GRID_COLUMNS:
-        cell = _grid_value(rows, exp["id"], key)
+        cell = _grid_value(rows, exp.id, key)
         if cell is not None:
-            return Stated(exp["id"], where, cell, str(cell), grid_file)
-    return Stated(exp["id"], where, value, written_json(exp["fixed"].get(key, _MISSING)), PROTOCOL_FILE)
+            return Stated(exp.id, where, cell, str(cell), grid_file)
+    return Stated(exp.id, where, value, written_json(exp.fixed.written.get(key, _MISSING)), PROTOCOL_FILE)
 
 
 def _label(key: str) -> str:
@@ -100,42 +104,42 @@ def _differs(key: str, first: Stated, other: Stated) -> Finding:
     return replace(finding, shared_input="protocol")
 
 
-def experiment_findings(protocol: dict[str, Any], rows: list[dict[str, Any]], grid_file: str) -> list[Finding]:
+def experiment_findings(protocol: Protocol, rows: list[GridRow], grid_file: str) -> list[Finding]:
     """Each work fact of each experiment against the first experiment that states it."""
     out: list[Finding] = []
-    experiments = protocol["experiments"]
+    experiments = protocol.experiments
     for key in (*WORK_KEYS, *WARMUP_KEYS):
         stated = [s for i, exp in enumerate(experiments) if (s := _stated(exp, i, key, rows, grid_file))]
         out.extend(_differs(key, stated[0], s) for s in stated[1:] if not _same(stated[0], s))
     return out
 
 
-def measured_model_findings(protocol: dict[str, Any], measurements: dict[str, dict[str, Any]]) -> list[Finding]:
+def measured_model_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc]) -> list[Finding]:
     """A measurement names the model it ran: its revisions are the ones the experiment holds fixed."""
     out: list[Finding] = []
-    for exp in protocol["experiments"]:
-        for variant in exp["variants"]:
-            doc_file = variant.get("measurement")
+    for exp in protocol.experiments:
+        for variant in exp.variants:
+            doc_file = variant.measurement
             doc = measurements.get(doc_file) if doc_file else None
-            model = doc.get("model") if isinstance(doc, dict) else None
-            if not isinstance(model, dict) or doc_file is None:
+            model = doc.model if doc is not None else None
+            if model is None or doc_file is None:
                 continue
             for key, column in MODEL_KEYS.items():
-                measured, fixed = model.get(key), exp["fixed"].get(column)
+                measured, fixed = model.setting(key), exp.fixed.setting(column)
                 if measured is None or fixed is None or str(measured) == str(fixed):
                     continue
-                name = f"{exp['id']}/{variant['id']}"
+                name = f"{exp.id}/{variant.id}"
                 out.append(make_finding(
                     "measurement-config-mismatch", E, doc_file,
                     f"{doc_file} ran model {key} {written_json(measured)}; {name} registers {column} "
                     f"{written_json(fixed)} (the value held fixed)", field=f"/model/{key}", value=measured,
-                    rule=f"protocol experiments[{exp['id']}]: {column}",
+                    rule=f"protocol experiments[{exp.id}]: {column}",
                     fix=f"link {name} to the measurement of its own run, or measure it again with the registered "
                         "model; a file measured with another model does not describe this variant"))
     return out
 
 
-def same_work_findings(protocol: dict[str, Any], rows: list[dict[str, Any]], grid_file: str,
-                       measurements: dict[str, dict[str, Any]]) -> list[Finding]:
+def same_work_findings(protocol: Protocol, rows: list[GridRow], grid_file: str,
+                       measurements: dict[str, MeasurementDoc]) -> list[Finding]:
     """Every finding of the rule: experiments that register different work, measurements of another model."""
     return experiment_findings(protocol, rows, grid_file) + measured_model_findings(protocol, measurements)

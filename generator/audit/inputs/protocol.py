@@ -1,0 +1,267 @@
+"""The protocol (schemas/protocol.schema.json) as frozen dataclasses, built once from a schema-valid document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from generator.audit.inputs.access import (
+    as_int,
+    as_number,
+    as_object,
+    as_objects,
+    as_scalar_map,
+    as_str,
+    as_strs,
+    opt_int,
+    opt_str,
+)
+from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
+from generator.core.jsonvalue import JsonObject, JsonScalar
+
+__all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
+           "QualityReference", "Rental", "Timer", "Variant", "Warmup", "WindowSpec"]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The useful work: one corpus, its revision and size (decision.json's campaign.corpus, keys in this order)."""
+
+    name: str
+    revision: str
+    size: int
+    source: str | None = field(default=None, metadata=OMIT_IF_NONE)
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Corpus:
+        return cls(as_str(data["name"]), as_str(data["revision"]), as_int(data["size"]), opt_str(data.get("source")))
+
+
+@dataclass(frozen=True)
+class Timer:
+    """The steps inside elapsed_seconds (decision.json's campaign.timer)."""
+
+    covers: tuple[str, ...]
+    description: str
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Timer:
+        return cls(as_strs(data["covers"]), as_str(data["description"]))
+
+
+@dataclass(frozen=True)
+class QualityReference:
+    """The named reference value the tolerance is measured against (a number as the file writes it)."""
+
+    name: str
+    value: float
+
+    @classmethod
+    def of(cls, data: JsonObject) -> QualityReference:
+        return cls(as_str(data["name"]), as_number(data["value"]))
+
+
+@dataclass(frozen=True)
+class Quality:
+    """The pre-registered acceptance rule."""
+
+    metric: str
+    threshold: float
+    tolerance: float
+    direction: str
+    reference: QualityReference
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Quality:
+        return cls(as_str(data["metric"]), as_number(data["threshold"]), as_number(data["tolerance"]),
+                   as_str(data["direction"]), QualityReference.of(as_object(data["reference"])))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant: its value of the declared variable, and its measurement JSON when it links one."""
+
+    id: str
+    value: int | str
+    measurement: str | None
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Variant:
+        value = data["value"]
+        if not isinstance(value, int | str) or isinstance(value, bool):
+            raise TypeError("a variant's value is an integer or a string")
+        return cls(as_str(data["id"]), value, opt_str(data.get("measurement")))
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """What an experiment holds fixed; `written` keeps the settings as the file writes them (keys and order)."""
+
+    corpus_revision: str
+    input_order: str
+    model_revision: str
+    tokenizer_revision: str
+    precision: str | None
+    batch: int | None
+    context: int | None
+    padding: str
+    truncation: str
+    seed: int
+    written: dict[str, JsonScalar] = field(compare=False, repr=False)
+
+    def setting(self, column: str) -> JsonScalar:
+        """The setting of a grid column (None when not written)."""
+        return self.written.get(column)
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Fixed:
+        return cls(as_str(data["corpus_revision"]), as_str(data["input_order"]), as_str(data["model_revision"]),
+                   as_str(data["tokenizer_revision"]), opt_str(data.get("precision")), opt_int(data.get("batch")),
+                   opt_int(data.get("context")), as_str(data["padding"]), as_str(data["truncation"]),
+                   as_int(data["seed"]), as_scalar_map(data))
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """The warm-up rule, the same for every variant (decision.json's experiment.warmup)."""
+
+    iterations: int
+    inputs: str
+    recompilation: str | None = field(default=None, metadata=OMIT_IF_NONE)
+
+    def setting(self, key: str) -> int | str | None:
+        """A key of the rule named at run time (None when the protocol does not write it)."""
+        settings: dict[str, int | str | None] = {"iterations": self.iterations, "inputs": self.inputs,
+                                                 "recompilation": self.recompilation}
+        return settings.get(key)
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Warmup:
+        return cls(as_int(data["iterations"]), as_str(data["inputs"]), opt_str(data.get("recompilation")))
+
+
+@dataclass(frozen=True)
+class Rental:
+    """The package an experiment commits."""
+
+    gpu: str
+    duration_days: int
+    lots: int
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Rental:
+        return cls(as_str(data["gpu"]), as_int(data["duration_days"]), as_int(data["lots"]))
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """One registered experiment: one declared variable, its variants, what is fixed, the runs and the package."""
+
+    id: str
+    description: str | None
+    variable: str
+    variants: tuple[Variant, ...]
+    fixed: Fixed
+    runs_per_variant: int
+    cold_runs_per_variant: int
+    order: str | None
+    drawn_sequence: tuple[str, ...] | None
+    warmup: Warmup
+    rental: Rental
+
+    @classmethod
+    def of(cls, data: JsonObject) -> ExperimentSpec:
+        drawn = data.get("drawn_sequence")
+        return cls(as_str(data["id"]), opt_str(data.get("description")), as_str(data["variable"]),
+                   tuple(Variant.of(v) for v in as_objects(data["variants"])), Fixed.of(as_object(data["fixed"])),
+                   as_int(data["runs_per_variant"]), as_int(data["cold_runs_per_variant"]),
+                   opt_str(data.get("order")), None if drawn is None else as_strs(drawn),
+                   Warmup.of(as_object(data["warmup"])), Rental.of(as_object(data["rental"])))
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """The campaign window: local times without offset, in an IANA time zone."""
+
+    start: str
+    end: str
+    timezone: str
+
+
+@dataclass(frozen=True)
+class Files:
+    """Where the evidence lives, relative to the campaign folder."""
+
+    expected_ids: str
+    reference: str
+    raw_results: str
+    tariffs: str
+    predictions: str
+
+    def as_map(self) -> dict[str, str]:
+        return {"expected_ids": self.expected_ids, "reference": self.reference, "raw_results": self.raw_results,
+                "tariffs": self.tariffs, "predictions": self.predictions}
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """An outside cause registered before the runs, under which an attempt is set aside."""
+
+    cause: str
+    description: str
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """The declared format of every prediction file."""
+
+    columns: tuple[str, ...]
+    encoding: str
+    delimiter: str
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """protocol.json: everything decided before the first measurement."""
+
+    schema_version: str
+    title: str
+    question: str
+    scenario: str
+    registered_at: str
+    synthetic_data: bool
+    language: str | None
+    notes: str | None
+    exclusions: tuple[Exclusion, ...] | None
+    corpus: Corpus
+    classes: tuple[str, ...]
+    output_format: OutputFormat
+    quality: Quality
+    experiments: tuple[ExperimentSpec, ...]
+    timer: Timer
+    window: WindowSpec
+    deadline: str
+    files: Files
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Protocol:
+        """The protocol of a schema-valid document (TypeError on a value of the wrong type)."""
+        synthetic = data["synthetic_data"]
+        if not isinstance(synthetic, bool):
+            raise TypeError("synthetic_data is a boolean")
+        exclusions = data.get("exclusions")
+        w, f, o = as_object(data["window"]), as_object(data["files"]), as_object(data["output_format"])
+        return cls(
+            as_str(data["schema_version"]), as_str(data["title"]), as_str(data["question"]), as_str(data["scenario"]),
+            as_str(data["registered_at"]), synthetic, opt_str(data.get("language")), opt_str(data.get("notes")),
+            None if exclusions is None else tuple(Exclusion(as_str(e["cause"]), as_str(e["description"]))
+                                                  for e in as_objects(exclusions)),
+            Corpus.of(as_object(data["corpus"])), as_strs(data["classes"]),
+            OutputFormat(as_strs(o["columns"]), as_str(o["encoding"]), as_str(o["delimiter"])),
+            Quality.of(as_object(data["quality"])),
+            tuple(ExperimentSpec.of(e) for e in as_objects(data["experiments"])), Timer.of(as_object(data["timer"])),
+            WindowSpec(as_str(w["start"]), as_str(w["end"]), as_str(w["timezone"])), as_str(data["deadline"]),
+            Files(as_str(f["expected_ids"]), as_str(f["reference"]), as_str(f["raw_results"]), as_str(f["tariffs"]),
+                  as_str(f["predictions"])))
+
+    def experiment(self, experiment_id: str) -> ExperimentSpec | None:
+        return next((e for e in self.experiments if e.id == experiment_id), None)

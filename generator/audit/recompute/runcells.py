@@ -1,0 +1,74 @@
+"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory and environment records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.audit.recompute.jsonrecord import JsonRecord
+
+__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "RecomputedRun"]
+
+
+@dataclass(frozen=True)
+class ClaimedCells(JsonRecord):
+    """The claimed cells of a run that the decision shows beside their recomputed values (grid columns)."""
+
+    expected_ids: int | None
+    observed_ids: int | None
+    ids_match: bool | None
+    format_valid: bool | None
+    quality_metric: str | None
+    quality_threshold: float | None
+    quality_tolerance: float | None
+    quality_value: float | None
+    corpus_accepted: bool | None
+
+
+@dataclass(frozen=True)
+class MemoryCells(JsonRecord):
+    """A run's memory counters as the grid writes them (None: not recorded)."""
+
+    baseline_allocated_bytes: int | None
+    baseline_reserved_bytes: int | None
+    peak_allocated_bytes: int | None
+    peak_reserved_bytes: int | None
+
+
+@dataclass(frozen=True)
+class EnvironmentCells(JsonRecord):
+    """The grid's environment columns, as a configuration's first row gives them."""
+
+    gpu_model: str | None
+    gpu_count: int | None
+    device: str | None
+    driver_version: str | None
+    python_version: str | None
+    torch_version: str | None
+    runtime_version: str | None
+    precision: str | None
+    batch: int | None
+    context: int | None
+
+
+@dataclass(frozen=True)
+class RecomputedRun(JsonRecord):
+    """What the evidence says about one run attempt (acceptance.Acceptance as recorded)."""
+
+    expected_ids: int
+    observed_ids: int
+    rows: int
+    duplicates: int
+    missing: int
+    extra: int
+    first_duplicates: list[str]
+    first_missing: list[str]
+    first_extra: list[str]
+    ids_match: bool
+    format_valid: bool
+    quality_metric: str
+    quality_value: float | None
+    degradation: float | None
+    quality_ok: bool
+    corpus_accepted: bool
+    prediction_file: str | None
+    file_present: bool

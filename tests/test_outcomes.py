@@ -15,8 +15,12 @@ from seed_rules import SETUPS
 from seed_rules_outcomes import m_registered_exclusion
 
 from generator.audit.check import check_campaign
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.grid import row_outcome
 from generator.audit.recompute import model, timing
+from generator.core.jsonvalue import JsonValue
 
 # Imported by each test (as `importlib.import_module`) so that, before these modules existed, each test failed
 # on its own behaviour rather than the whole file on an import.
@@ -42,9 +46,11 @@ def test_exclusion_reads_its_cause() -> None:
     attempts = _module("attempts")
     assert outcome.excluded and not outcome.failed and not outcome.completed_run
     assert (outcome.cause, outcome.completed) == ("provider-maintenance", 12)
-    registered = {"exclusions": [{"cause": "provider-maintenance", "description": "announced maintenance"}]}
+    example = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))
+    registered = Protocol.of({**example, "exclusions": [{"cause": "provider-maintenance",
+                                                         "description": "announced maintenance"}]})
     assert attempts.row_outcome_findings(outcome, registered, 3, "g.csv") == []
-    assert [f.code for f in attempts.row_outcome_findings(outcome, {}, 3, "g.csv")] == ["exclusion-not-registered"]
+    assert [f.code for f in attempts.row_outcome_findings(outcome, None, 3, "g.csv")] == ["exclusion-not-registered"]
     bare = row_outcome("outcome=excluded")
     assert [f.code for f in attempts.row_outcome_findings(bare, registered, 3, "g.csv")] == ["exclusion-not-registered"]
 
@@ -64,17 +70,22 @@ def test_one_run_each_never_separates() -> None:
     (None, "12.8", "driver-not-recorded"), ("  ", "12.8", "driver-not-recorded"),
     ("12.8", "12.8", "driver-is-runtime-version"), ("570.86.15", "12.8", None), ("580.159.04", None, None)])
 def test_driver_row(driver: str | None, runtime: str | None, code: str | None) -> None:
-    row = {"driver_version": driver, "runtime_version": runtime}
+    row = GridRow.of({"driver_version": driver, "runtime_version": runtime})
     found = _module("provenance").driver_row_findings(row, 4, "g.csv")
     assert [f.code for f in found] == ([code] if code else [])
 
 
 def test_measurement_driver_may_be_unrecorded_never_copied() -> None:
-    variant = {"id": "v", "measurement": "m.json"}
-    protocol = {"synthetic_data": False, "experiments": [{"id": "e", "variants": [variant]}]}
+    example = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))
+    exp = {**example["experiments"][0], "id": "e", "variants": [{"id": "v", "value": 1, "measurement": "m.json"}]}
+    protocol = Protocol.of({**example, "synthetic_data": False, "experiments": [exp]})
 
-    def codes(env: dict[str, object]) -> list[str]:
-        doc = {"synthetic_data": False, "environment": env, "model": {}}
+    def codes(env: dict[str, JsonValue]) -> list[str]:
+        doc = MeasurementDoc.of({
+            "schema_version": "1", "synthetic_data": False, "model": {"name": "m"},
+            "environment": {"python_version": "3.11", "device": "cuda:0", "gpu_available": True, **env},
+            "configuration": {"device": "cuda:0", "batch": 1, "dtype": "float32", "warmup": 0, "repeats": 1},
+            "phases": []})
         return [f.code for f in _module("provenance").measurement_findings(protocol, {"m.json": doc})]
 
     assert codes({"driver_version": None, "runtime_version": "13.0"}) == []  # the Lab's script cannot see it

@@ -16,6 +16,8 @@ from conftest import REPO
 
 from generator.audit.check import check_campaign
 from generator.audit.findings import Finding
+from generator.audit.inputs.measurement import MeasurementDoc
+from generator.audit.inputs.protocol import Protocol
 from generator.audit.recompute import runtimes
 from generator.gpu import environment, measure
 from generator.gpu.phases import run_phase
@@ -231,11 +233,15 @@ def test_window_is_read_in_its_time_zone(campaign: Path) -> None:
 def test_pure_function_needs_no_grid() -> None:
     protocol = load(H200 / "protocol.json")
     docs = {v["measurement"]: load(H200 / v["measurement"]) for v in protocol["experiments"][0]["variants"]}
-    assert runtimes.run_time_findings(protocol, docs, GRID, [], []) == []
+    def typed(docs: dict[str, Any]) -> dict[str, MeasurementDoc]:
+        return {file: MeasurementDoc.of(doc) for file, doc in docs.items()}
+
+    typed_protocol = Protocol.of(protocol)
+    assert runtimes.run_time_findings(typed_protocol, typed(docs), GRID, [], []) == []
     docs["measurements/h200-batch-b1.json"]["phases"][0]["started_at"] = "2026-11-30T09:42:09.503602Z"
-    found = runtimes.run_time_findings(protocol, docs, GRID, [], [])
+    found = runtimes.run_time_findings(typed_protocol, typed(docs), GRID, [], [])
     assert sorted(f.code for f in found) == ["run-before-registration", "run-outside-window"]
-    assert runtimes.run_time_findings(protocol, {}, GRID, [], [])[0].code == "no-run-times"
+    assert runtimes.run_time_findings(typed_protocol, {}, GRID, [], [])[0].code == "no-run-times"
 
 
 # --------------------------------------------------------------------------- the runners write the times

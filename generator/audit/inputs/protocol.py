@@ -81,13 +81,13 @@ class Variant:
     """One variant: its value of the declared variable, and its measurement JSON when it links one."""
 
     id: str
-    value: int | str
+    value: int | float | str  # as written: JSON Schema's `integer` admits 5.0, kept as the file writes it
     measurement: str | None
 
     @classmethod
     def of(cls, data: JsonObject) -> Variant:
         value = data["value"]
-        if not isinstance(value, int | str) or isinstance(value, bool):
+        if not isinstance(value, int | float | str) or isinstance(value, bool):
             raise TypeError("a variant's value is an integer or a string")
         return cls(as_str(data["id"]), value, opt_str(data.get("measurement")))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from generator.audit.recompute.jsonrecord import JsonRecord
 from generator.audit.recompute.model import Timing
@@ -38,12 +38,12 @@ class MemoryPanel(JsonRecord):
 @dataclass(frozen=True)
 class ChartRequest(JsonRecord):
     """What the charts need from decision.json and nothing else, with their words and fonts in the note's
-    language (generator.render.charts.ENGLISH names the words' keys)."""
+    language (generator.render.charts.ENGLISH names the words' keys; a request without them draws in English)."""
 
-    words: dict[str, str]
-    fonts: tuple[str, ...]
     durations: tuple[DurationSeries, ...]
     memory: tuple[MemoryPanel, ...]
+    words: dict[str, str] = field(default_factory=dict)  # none: the charts' English words
+    fonts: tuple[str, ...] = ()  # none: DejaVu Sans
 
     def shows(self, chart: str) -> bool:
         """Whether the chart named (durations or memory) has anything to show."""

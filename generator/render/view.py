@@ -248,10 +248,10 @@ def chart_request(decision: DecisionDocument, language: str = "en") -> ChartRequ
     """What the charts need from decision.json, and nothing else (it travels to a worker as JSON), with their
     words and fonts in the note's language."""
     configs = decision.configurations
-    return ChartRequest(i18n.chart_words(i18n.translations(language)), tuple(i18n.chart_fonts(language)),
-                        tuple(DurationSeries(c.id, c.timing) for c in configs),
-                        tuple(MemoryPanel(c.experiment_id, c.id, parts.measured_phases(c.measurement))
-                              for c in configs if c.measurement))
+    return ChartRequest(durations=tuple(DurationSeries(c.id, c.timing) for c in configs),
+                        memory=tuple(MemoryPanel(c.experiment_id, c.id, parts.measured_phases(c.measurement))
+                                     for c in configs if c.measurement),
+                        words=i18n.chart_words(i18n.translations(language)), fonts=tuple(i18n.chart_fonts(language)))
 
 
 def _memory_peaks(configs: Sequence[Configuration]) -> list[MemoryPeak]:

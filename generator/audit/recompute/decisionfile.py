@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Mapping
 
@@ -19,7 +20,7 @@ def read_decision(source: bytes | Mapping[str, object]) -> DecisionDocument:
 
     A part without its field, a field without its part, or a value of the wrong kind is a ValueError.
     """
-    data = json.loads(source.decode("utf-8-sig")) if isinstance(source, bytes) else dict(source)
+    data = json.loads(source.removeprefix(codecs.BOM_UTF8)) if isinstance(source, bytes) else dict(source)
     if not isinstance(data, dict):
         raise ValueError(f"decision.json holds a JSON object, not {type(data).__name__}")
     campaign = data.get("campaign")

@@ -240,7 +240,7 @@ def test_a_cut_text_says_so_in_the_note_language() -> None:
     from generator.render.filters import finalize_in
 
     german = finalize_in(i18n.translations("de").gettext, Formats("de").count)
-    assert german("y" * 5000).endswith("[gekürzt: 5.000 Zeichen; der ganze Text steht in decision.json]")
+    assert str(german("y" * 5000)).endswith("[gekürzt: 5.000 Zeichen; der ganze Text steht in decision.json]")
 
 
 @pytest.mark.parametrize("lang", LANGS)

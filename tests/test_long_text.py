@@ -151,7 +151,7 @@ def test_a_cut_never_splits_a_tag_and_counts_the_whole_text() -> None:
     cut, length = filters.shorten(text, filters.TEXT_CHARS)
     assert cut == "a" * (filters.TEXT_CHARS - 3) and length == len(text)
     assert filters.shorten("short", 10) == ("short", None)
-    assert filters.shown("y" * 5000).endswith("[shortened: 5,000 characters; the whole text is in decision.json]")
+    assert str(filters.shown("y" * 5000)).endswith("[shortened: 5,000 characters; the whole text is in decision.json]")
 
 
 def _many_notes_decision(example: dict[str, Any], notes: int, failed_rows: int) -> dict[str, Any]:
@@ -170,11 +170,11 @@ def _many_notes_decision(example: dict[str, Any], notes: int, failed_rows: int) 
 
 def test_lists_past_their_caps_are_summarised(example_decision: dict[str, Any]) -> None:
     decision = _many_notes_decision(example_decision, view.NOTES_LISTED + 7, view.ROWS_LISTED + 5)
-    shown = view.build_view(decision)
-    assert len(shown["notes"]) == view.NOTES_LISTED
-    assert shown["notes_left_out"] >= 7
-    assert len(shown["acceptance_rows"]) == view.ROWS_LISTED
-    left = shown["acceptance_left_out"]
-    assert left["rows"] >= 5 and left["failed"] >= 5 and left["attempts"] >= left["rows"]
-    assert len(shown["memory_rows"]) <= view.ROWS_LISTED
+    shown = view.build_view(view.ReadDecision.of(decision))
+    assert len(shown.notes) == view.NOTES_LISTED
+    assert shown.notes_left_out >= 7
+    assert len(shown.acceptance_rows) == view.ROWS_LISTED
+    left = shown.acceptance_left_out
+    assert left is not None and left.rows >= 5 and left.failed >= 5 and left.attempts >= left.rows
+    assert len(shown.memory_rows) <= view.ROWS_LISTED
 

@@ -16,6 +16,8 @@ from conftest import EXAMPLE, read_grid, set_cell, write_grid
 from PIL import Image
 from pypdf import PdfReader
 
+from generator.audit.recompute.decisionfile import read_decision
+from generator.audit.recompute.model import FindingRef
 from generator.render import charts, note
 from generator.render.note import (
     HTML_NAME,
@@ -128,15 +130,14 @@ def test_error_findings_show_in_the_title_block(campaign: Path, tmp_path: Path, 
 
 
 def test_identical_attempts_share_a_row_but_a_failure_never_does(example_decision: Path) -> None:
-    from generator.render.view import build_view
+    from generator.render.view import ReadDecision, build_view
 
-    decision = json.loads(example_decision.read_text())
-    rows = [r for r in build_view(decision)["acceptance_rows"]
-            if r["configuration"] == "rtx4090-batch/b8"]
-    assert [(r["attempts"], r["outcome"], r["count"]) for r in rows] == [
+    decision = ReadDecision.of(json.loads(example_decision.read_text()))
+    rows = [r for r in build_view(decision).acceptance_rows if r.configuration == "rtx4090-batch/b8"]
+    assert [(r.attempts, r.outcome, r.count) for r in rows] == [
         ("cold 1, warm 1, 2, 4, 5", "ok", 5), ("warm 3", "oom", 1)]
-    b8 = next(c for c in decision["configurations"] if c["id"] == "rtx4090-batch/b8")
-    assert sum(r["count"] for r in rows) == len(b8["runs"]) == 6
+    b8 = next(c for c in decision.document.configurations if c.id == "rtx4090-batch/b8")
+    assert sum(r.count for r in rows) == len(b8.runs) == 6
 
 
 def test_a_mismatched_claim_gets_its_own_highlighted_row(campaign: Path, tmp_path: Path, run_cli) -> None:
@@ -200,7 +201,7 @@ def test_raw_html_reaching_the_pdf_stage_fetches_nothing(example_decision: Path,
 
     monkeypatch.setattr(request.OpenerDirector, "open", recorded)
     html = '<html><body><img src="file:///etc/passwd"><img src="http://169.254.169.254/x.png">hi</body></html>'
-    pdf = render_pdf(html, json.loads(example_decision.read_text()), [])
+    pdf = render_pdf(html, read_decision(example_decision.read_bytes()), [])
     assert pdf.startswith(b"%PDF") and opened == []
 
 
@@ -217,7 +218,7 @@ def test_templates_are_strict_and_escaped() -> None:
     ("usd", "69033.33", "USD\u00a0690.33"), ("seconds", 1.5, "1.500\u00a0s"), ("seconds", None, "\u2014"),
     ("memory", 2**30, "1.00\u00a0GiB"), ("memory", 3 * 2**20, "3.00\u00a0MiB"), ("nbytes", 1234567, "1,234,567\u00a0B"),
     ("metric", 0.87667, "0.8767"), ("yesno", True, "yes"), ("yesno", None, "\u2014"), ("plain", False, "false"),
-    ("count", 1000, "1,000"), ("finding_where", {"code": "c", "file": "f.csv", "line": 3}, "c (f.csv:3)"),
+    ("count", 1000, "1,000"), ("finding_where", FindingRef("c", "error", "f.csv", 3, None), "c (f.csv:3)"),
 ])
 def test_filters(name: str, value: object, expected: str) -> None:
     result = environment("en").filters[name](value)
@@ -252,8 +253,8 @@ def test_charts_drawn_by_the_worker_process_equal_those_drawn_here(rendered: Pat
 
 WORKERS = {
     # gives the PNG answer, then dies before the SVG one
-    "half_charts": "from generator.render.charts import draw\n"
-                   "sys.stdout.write(json.dumps(next(draw(json.load(sys.stdin)))) + '\\n')\n"
+    "half_charts": "from generator.render.charts import draw_json\n"
+                   "sys.stdout.write(json.dumps(next(draw_json(json.load(sys.stdin)))) + '\\n')\n"
                    "sys.stdout.flush()\n"
                    "sys.exit(3)\n",
     # well-formed JSON, but no chart where the decision has data
@@ -282,7 +283,7 @@ def _png_of(url: str) -> Image.Image:
 
 
 def test_the_pdf_shows_the_charts_the_worker_drew_as_data_urls(example_decision: Path, tmp_path: Path) -> None:
-    decision = json.loads(example_decision.read_text())
+    decision = read_decision(example_decision.read_bytes())
     png = [str(url) for url in next(charts.draw(chart_request(decision))).values()]  # durations, memory
     html = f'<p>x</p><img src="{png[0]}"><p>y</p><img src="{png[1]}">'
     pdf = tmp_path / "charts.pdf"
@@ -303,7 +304,7 @@ def test_a_chart_the_worker_garbled_is_drawn_here(example_decision: Path, tmp_pa
     from generator.core.worker import JsonWorker
 
     decision = json.loads(example_decision.read_text())
-    answers = list(charts.draw(chart_request(decision)))
+    answers = list(charts.draw(chart_request(read_decision(decision))))
     answers[0] = {**answers[0], "memory": _garble(str(answers[0]["memory"]))}
     (tmp_path / "garbled_charts.py").write_text(
         "import sys\nsys.stdin.read()\n" + "".join(f"print({json.dumps(json.dumps(a))})\n" for a in answers))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from generator.audit.campaign import PROTOCOL_FILE
 from generator.audit.readers.csvtable import read_bytes
+from generator.audit.recompute.decisionfile import read_decision
 from generator.audit.report import location
 from generator.audit.validate import load_and_validate
 from generator.core.errors import CampaignFindingsError
@@ -35,8 +35,7 @@ def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[
         raise CampaignFindingsError(f"{campaign_dir}: its {PROTOCOL_FILE} or raw results cannot be embedded "
                                     f"({len(blocking)} error finding(s){detail}); nothing was rendered: see "
                                     f"`gpu-audit validate {campaign_dir}`, or render without the campaign")
-    listed = {i["path"]: i["sha256"] for i in json.loads(decision_bytes).get("inputs") or []
-              if isinstance(i, dict)}
+    listed = {i.path: i.sha256 for i in read_decision(decision_bytes).inputs}
     for rel, description in ((raw, "The raw results grid as submitted"),
                              (PROTOCOL_FILE, "The pre-registered protocol")):
         path = inputs.folder.resolve(rel)

@@ -13,8 +13,8 @@ import io
 import sys
 import textwrap
 import warnings
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from matplotlib import font_manager, rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -23,6 +23,7 @@ from PIL import Image
 
 from generator.core.errors import EnvironmentProblemError
 from generator.core.fontconfig import font_files
+from generator.render.chartdata import ChartRequest, DurationSeries, MemoryPanel, PhasePeak
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -32,7 +33,7 @@ WIDTH_IN = 6.6
 PNG_DPI = 200  # 6.6 in wide: some 190 dots per inch across the A4 text width
 FORMATS = ("png", "svg")
 # Fixed salt and no date: the same data gives byte-identical SVG.
-_RC: dict[RcKeyType, Any] = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8,
+_RC: dict[RcKeyType, object] = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8,
                              "axes.spines.top": False, "axes.spines.right": False}
 PHASE_WORDS = {"model_load": "load", "inputs": "inputs", "cold_forward": "cold", "warmup": "warmup"}
 LABEL_WIDTH = 12  # characters per line of a phase's label under its bar
@@ -45,11 +46,19 @@ ENGLISH = {"warm_run": "warm run", "cold_run": "cold run", "warm_median": "media
            "cold": "cold", "warmup": "warm-up", "warm_max": "warm (max of %(num)s)"}
 
 
-def figure_inches(name: str, request: dict[str, Any]) -> tuple[float, float]:
+def figure_inches(name: str, request: ChartRequest) -> tuple[float, float]:
     """The chart's figure size in inches: the A4 text width, and a height that grows with what it shows."""
     if name == "durations":
-        return WIDTH_IN, 1.0 + 0.3 * len(request["durations"])
-    experiments = {experiment for experiment, _title, _phases in request["memory"]}
+        return _durations_inches(request.durations)
+    return _memory_inches(request.memory)
+
+
+def _durations_inches(configs: Sequence[DurationSeries]) -> tuple[float, float]:
+    return WIDTH_IN, 1.0 + 0.3 * len(configs)
+
+
+def _memory_inches(panels: Sequence[MemoryPanel]) -> tuple[float, float]:
+    experiments = {p.experiment for p in panels}
     return WIDTH_IN, 0.8 + 1.9 * len(experiments)  # one row of axes per experiment
 
 
@@ -84,32 +93,32 @@ def _wrapped(text: str) -> str:
     return textwrap.fill(text, LABEL_WIDTH, break_long_words=False, break_on_hyphens=True)
 
 
-def _fonts(request: dict[str, Any]) -> dict[RcKeyType, Any]:
+def _fonts(request: ChartRequest) -> dict[RcKeyType, object]:
     """The fonts of the note's language (Noto Sans CJK for Chinese after DejaVu Sans: matplotlib falls back
     glyph by glyph along the list)."""
-    return {"font.family": list(request.get("fonts") or ["DejaVu Sans"])}
+    return {"font.family": list(request.fonts or ["DejaVu Sans"])}
 
 
-def durations_chart(configs: list[dict[str, Any]], words: dict[str, str] = ENGLISH) -> Figure:
+def durations_chart(configs: Sequence[DurationSeries], words: dict[str, str] = ENGLISH) -> Figure:
     """Each raw run a point (warm circles, cold triangles), the warm median a bar, failures named, never at 0."""
     with rc_context(_RC):
-        _, height = figure_inches("durations", {"durations": configs})
+        _, height = _durations_inches(configs)
         fig = Figure(figsize=(WIDTH_IN, height))
-        labels = [c["id"] for c in configs]
+        labels = [c.id for c in configs]
         fig.subplots_adjust(left=_label_margin(labels, WIDTH_IN), right=0.8, bottom=0.55 / height,
                             top=1 - 0.3 / height)
         ax = fig.add_subplot()
-        xmax = max([d for c in configs for k in ("warm", "cold") for d in c["timing"][k]["durations"]] or [1.0])
+        xmax = max([d for c in configs for k in (c.timing.warm, c.timing.cold) for d in k.durations] or [1.0])
         for y, c in enumerate(configs):
-            warm, cold = c["timing"]["warm"], c["timing"]["cold"]
-            ax.scatter(warm["durations"], [y] * len(warm["durations"]), marker="o", s=16, facecolors="white",
+            warm, cold = c.timing.warm, c.timing.cold
+            ax.scatter(warm.durations, [y] * len(warm.durations), marker="o", s=16, facecolors="white",
                        edgecolors="black", linewidths=0.8, zorder=3, label=words["warm_run"] if y == 0 else None)
-            ax.scatter(cold["durations"], [y] * len(cold["durations"]), marker="^", s=18, color="0.45", zorder=3,
+            ax.scatter(cold.durations, [y] * len(cold.durations), marker="^", s=18, color="0.45", zorder=3,
                        label=words["cold_run"] if y == 0 else None)
-            if warm["median"] is not None:
-                ax.plot([warm["median"]] * 2, [y - 0.3, y + 0.3], color="black", linewidth=2.2, zorder=4,
+            if warm.median is not None:
+                ax.plot([warm.median] * 2, [y - 0.3, y + 0.3], color="black", linewidth=2.2, zorder=4,
                         label=words["warm_median"] if y == 0 else None)
-            failed = warm["failures"] + cold["failures"]
+            failed = warm.failures + cold.failures
             if failed:
                 ax.annotate(textwrap.fill(words["failed_runs"] % {"num": failed}, 16), (xmax * 1.04, y),
                             va="center", fontsize=7,
@@ -123,35 +132,35 @@ def durations_chart(configs: list[dict[str, Any]], words: dict[str, str] = ENGLI
         return fig
 
 
-def phase_peaks(phases: list[dict[str, Any]],
+def phase_peaks(phases: Sequence[PhasePeak],
                 words: dict[str, str] = ENGLISH) -> list[tuple[str, int | None, int | None, bool]]:
     """(label, peak allocated, peak reserved, failed) per phase; the warm repeats as one bar at their maximum."""
     rows: list[tuple[str, int | None, int | None, bool]] = []
-    warm = [p for p in phases if p["phase"] == "warm_forward"]
+    warm = [p for p in phases if p.phase == "warm_forward"]
     for p in phases:
-        if p["phase"] != "warm_forward":
-            name = PHASE_WORDS.get(p["phase"])
-            rows.append((_wrapped(words[name] if name else p["phase"]), p.get("peak_allocated_bytes"),
-                         p.get("peak_reserved_bytes"), p["status"] == "failed"))
+        if p.phase != "warm_forward":
+            name = PHASE_WORDS.get(p.phase)
+            rows.append((_wrapped(words[name] if name else p.phase), p.peak_allocated_bytes,
+                         p.peak_reserved_bytes, p.status == "failed"))
     if warm:
-        alloc = [p["peak_allocated_bytes"] for p in warm if p.get("peak_allocated_bytes") is not None]
-        res = [p["peak_reserved_bytes"] for p in warm if p.get("peak_reserved_bytes") is not None]
+        alloc = [p.peak_allocated_bytes for p in warm if p.peak_allocated_bytes is not None]
+        res = [p.peak_reserved_bytes for p in warm if p.peak_reserved_bytes is not None]
         rows.append((_wrapped(words["warm_max"] % {"num": len(warm)}), max(alloc) if alloc else None,
                      max(res) if res else None,
-                     any(p["status"] == "failed" for p in warm)))
+                     any(p.status == "failed" for p in warm)))
     return rows
 
 
-def memory_chart(panels: list[tuple[str, str, list[dict[str, Any]]]], words: dict[str, str] = ENGLISH) -> Figure:
+def memory_chart(panels: Sequence[MemoryPanel], words: dict[str, str] = ENGLISH) -> Figure:
     """Peak reserved as an outlined bar with peak allocated inside it (never summed), per phase.
 
     One row per experiment (one GPU model, one y scale), its configurations side by side as groups of bars:
     one axes per row keeps the chart quick to draw.
     """
-    rows: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
-    for experiment, title, phases in panels:
-        rows.setdefault(experiment, []).append((title, phases))
-    _, height = figure_inches("memory", {"memory": panels})
+    rows: dict[str, list[tuple[str, Sequence[PhasePeak]]]] = {}
+    for panel in panels:
+        rows.setdefault(panel.experiment, []).append((panel.configuration, panel.phases))
+    _, height = _memory_inches(panels)
     with rc_context(_RC):
         fig = Figure(figsize=(WIDTH_IN, height))
         fig.subplots_adjust(left=0.08, right=0.99, bottom=0.8 / height, top=1 - 0.42 / height, hspace=1.6)
@@ -202,7 +211,7 @@ def _known_fonts(families: list[str]) -> None:
                 font_manager.fontManager.addfont(path)
 
 
-def draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
+def draw(request: ChartRequest) -> Iterator[dict[str, str | None]]:
     """Both charts as data URLs, once per format of FORMATS in that order; None for a chart with nothing to show.
 
     A glyph no font of the language has is an error, never an empty box in the chart.
@@ -217,15 +226,22 @@ def draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
                                           ) from None
 
 
-def _draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
-    _known_fonts(list(request.get("fonts") or []))
-    words = {**ENGLISH, **(request.get("words") or {})}
+def draw_json(request: object) -> Iterator[dict[str, str | None]]:
+    """draw() for the worker process: the request as JSON, read back as a ChartRequest."""
+    if not isinstance(request, dict):
+        raise ValueError("a chart request is a JSON object")
+    return draw(ChartRequest.from_json_dict(request))
+
+
+def _draw(request: ChartRequest) -> Iterator[dict[str, str | None]]:
+    _known_fonts(list(request.fonts))
+    words = {**ENGLISH, **request.words}
     makers: dict[str, Callable[[], Figure]] = {
-        "durations": lambda: durations_chart(request["durations"], words),
-        "memory": lambda: memory_chart([tuple(p) for p in request["memory"]], words),
+        "durations": lambda: durations_chart(request.durations, words),
+        "memory": lambda: memory_chart(request.memory, words),
     }
     with rc_context(_fonts(request)):
-        figures = {name: make() if request[name] else None for name, make in makers.items()}
+        figures = {name: make() if request.shows(name) else None for name, make in makers.items()}
     for fmt in FORMATS:
         with rc_context(_fonts(request)):
             drawn = {name: None if fig is None else _to_data_url(fig, fmt) for name, fig in figures.items()}
@@ -235,4 +251,4 @@ def _draw(request: dict[str, Any]) -> Iterator[dict[str, str | None]]:
 if __name__ == "__main__":
     from generator.core.worker import serve
 
-    sys.exit(serve(draw))
+    sys.exit(serve(draw_json))

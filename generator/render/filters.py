@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import SupportsInt
 
 from markupsafe import Markup
 
+from generator.audit.recompute.model import FindingRef
 from generator.audit.textsafety import visible as _visible
+from generator.render.fields import held_fixed
 
 DASH = "\u2014"
 # The note's layout time grows with the square of an unbroken run of characters (WeasyPrint's overflow-wrap
@@ -19,7 +21,7 @@ TEXT_CHARS = 2000
 ELLIPSIS = "\u2026"
 
 
-def plain(value: Any) -> str:
+def plain(value: object) -> str:
     """Any value as text; None as a dash."""
     if value is None:
         return DASH
@@ -28,7 +30,7 @@ def plain(value: Any) -> str:
     return str(value)
 
 
-def visible(value: Any) -> str:
+def visible(value: object) -> str:
     """Text with its invisible and bidirectional control characters shown as `<U+202E>`, never applied."""
     return _visible(plain(value))
 
@@ -51,8 +53,8 @@ def _english(text: str) -> str:
     return text
 
 
-def shortened(length: Any, where: str = "decision.json", gettext: Callable[[str], str] = _english,
-              count: Callable[[Any], str] = "{:,}".format) -> str:
+def shortened(length: str | SupportsInt, where: str = "decision.json", gettext: Callable[[str], str] = _english,
+              count: Callable[[object], str] = "{:,}".format) -> str:
     """What the note says after a text it cut: how long the whole text is and where to read it (in the note's
     language with its `gettext` and `count`)."""
     _ = gettext
@@ -63,7 +65,7 @@ def shortened(length: Any, where: str = "decision.json", gettext: Callable[[str]
 _CHART_SOURCE = re.compile(r"data:image/(png|svg\+xml);base64,[A-Za-z0-9+/]*={0,2}")
 
 
-def chart_source(value: Any) -> Any:
+def chart_source(value: object) -> object:
     """A chart's image source (the tool's own data URL, PNG or SVG) as Markup, so that the cut
     of long texts in `shown` leaves it whole; its characters are only those checked here. Anything else is
     returned as it is, and is cut and escaped like any text."""
@@ -72,7 +74,8 @@ def chart_source(value: Any) -> Any:
     return value
 
 
-def shown(value: Any, gettext: Callable[[str], str] = _english, count: Callable[[Any], str] = "{:,}".format) -> Any:
+def shown(value: object, gettext: Callable[[str], str] = _english,
+          count: Callable[[object], str] = "{:,}".format) -> object:
     """The environment's finalize: every value the templates print passes here, so that no input text can
     reorder or hide what the note shows ("50.00 USD" displayed for other bytes). Markup (a macro's output,
     already shown this way) gets the tag as HTML entities; other values are left to autoescaping. A text
@@ -85,17 +88,17 @@ def shown(value: Any, gettext: Callable[[str], str] = _english, count: Callable[
     return value
 
 
-def finding_where(ref: Any) -> str:
+def finding_where(ref: FindingRef) -> str:
     """A finding reference as its code and place: 'ids-mismatch (resultats-bruts.csv:4)'."""
-    place = f"{ref['file']}:{ref['line']}" if ref.get("line") else str(ref["file"])
-    return f"{ref['code']} ({place})"
+    place = f"{ref.file}:{ref.line}" if ref.line else str(ref.file)
+    return f"{ref.code} ({place})"
 
 
 _CSS_PLACES = {"{bundle}": "string(bundle)", "{page}": "counter(page)", "{pages}": "counter(pages)"}
 _CSS_SPLIT = re.compile("(" + "|".join(re.escape(k) for k in _CSS_PLACES) + ")")
 
 
-def css_content(text: Any) -> Markup:
+def css_content(text: object) -> Markup:
     """A translated running footer as a CSS `content` value: its words as CSS strings in which every character
     but letters, digits and spaces is a hex escape (nothing can close the string or the style element), and
     {bundle}, {page} and {pages} as the bundle ID and the page counters."""
@@ -109,22 +112,22 @@ def css_content(text: Any) -> Markup:
     return Markup(" ".join(parts) or '""')
 
 
-def finalize_in(gettext: Callable[[str], str], count: Callable[[Any], str]) -> Callable[[Any], Any]:
+def finalize_in(gettext: Callable[[str], str], count: Callable[[object], str]) -> Callable[[object], object]:
     """`shown` in the note's language: the word after a cut text is the language's, its count grouped its way."""
     return functools.partial(shown, gettext=gettext, count=count)
 
 
-def worded(gettext: Callable[[str], str], count: Callable[[Any], str]) -> dict[str, Any]:
+def worded(gettext: Callable[[str], str], count: Callable[[object], str]) -> dict[str, Callable[[object], object]]:
     """The filters that need words of the note's language (`gettext` of its catalogue, its `count` format):
     yes/no, and `cut`, for a text placed into a translated sentence, cut at TEXT_CHARS as every printed text
     is (the sentence is Markup, which `shown` leaves whole)."""
     _ = gettext
     finalize = finalize_in(gettext, count)
 
-    def cut(value: Any) -> Any:
+    def cut(value: object) -> object:
         return finalize(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
-    def yesno(value: Any) -> str:
+    def yesno(value: object) -> str:
         """Booleans as yes/no; None as a dash (not recorded)."""
         if value is None:
             return DASH
@@ -134,4 +137,4 @@ def worded(gettext: Callable[[str], str], count: Callable[[Any], str]) -> dict[s
 
 
 FILTERS = {"chart_source": chart_source, "visible": visible, "plain": plain, "finding_where": finding_where,
-           "css_content": css_content}
+           "css_content": css_content, "held_fixed": held_fixed}

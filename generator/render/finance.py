@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from generator.audit.recompute.gate import REASON_REFS
+from generator.audit.recompute.model import Configuration, DecisionDocument, FindingRef, Package
 from generator.audit.recompute.timing import MIN_FOR_TAIL
+from generator.render.fields import environment_value
 
 
 @dataclass(frozen=True)
@@ -22,72 +24,121 @@ class Signature:
 RENDERED = Signature("render")
 
 
-def packages(decision: dict[str, Any]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RentedPackage:
+    """A rented package (one per experiment: its configurations share it, so it counts once), with the GPUs its
+    lots hold, the most any of its runs used and the configurations run on it."""
+
+    experiment: str
+    package: Package
+    gpus_paid: int | None
+    gpus_used: int | None
+    idle_gpus: int
+    configurations: list[str]
+
+
+@dataclass(frozen=True)
+class CampaignTotal:
+    """The campaign's committed spend in cents (None when a package has no price: `unpriced` names them)."""
+
+    usd_minor: int | None
+    unpriced: list[str]
+    packages: int
+
+
+@dataclass(frozen=True)
+class TailGroup:
+    """Configurations whose warm series has `observations` runs, fewer than the `needed` for a tail percentile."""
+
+    observations: int
+    configurations: list[str]
+    needed: int
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a configuration is not admissible: a code, and the figures the template words it with."""
+
+    code: str
+    completed: int = 0
+    rejected: int = 0
+    count: int = 0
+    refs: tuple[FindingRef, ...] = ()
+    more: int = 0
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A configuration that is not admissible, with its reasons."""
+
+    configuration: str
+    reasons: list[Reason]
+
+
+def packages(decision: DecisionDocument) -> list[RentedPackage]:
     """One entry per rented package (one per experiment: its configurations share it, so it counts once),
     with the GPUs the lots hold and the most any of its runs used."""
-    configs = decision["configurations"]
+    configs = decision.configurations
     rows = []
-    for e in decision["experiments"]:
-        p = e["package"]
-        used = [c["environment"].get("gpu_count") for c in configs if c["experiment_id"] == e["id"]]
+    for e in decision.experiments:
+        p = e.package
+        used = [environment_value(c, "gpu_count") for c in configs if c.experiment_id == e.id]
         counted = [n for n in used if isinstance(n, int)]
-        paid = p["gpus"] if isinstance(p.get("gpus"), int) else None
+        paid = p.gpus if isinstance(p.gpus, int) else None
         most_used = max(counted) if counted else None
-        rows.append({**p, "experiment": e["id"], "gpus_paid": paid, "gpus_used": most_used,
-                     "idle_gpus": paid - most_used if paid is not None and most_used is not None
-                     and most_used < paid else 0,
-                     "configurations": [c["id"] for c in configs if c["experiment_id"] == e["id"]]})
+        rows.append(RentedPackage(e.id, p, paid, most_used,
+                                  paid - most_used if paid is not None and most_used is not None
+                                  and most_used < paid else 0,
+                                  [c.id for c in configs if c.experiment_id == e.id]))
     return rows
 
 
-def campaign_total(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def campaign_total(rows: list[RentedPackage]) -> CampaignTotal:
     """The campaign's committed spend: the sum of its packages' totals, each counted once; undefined (with the
     packages that lack a price) when any package has no price."""
-    unpriced = [r["experiment"] for r in rows if r["total_usd_minor"] is None]
+    unpriced = [r.experiment for r in rows if r.package.total_usd_minor is None]
     if unpriced or not rows:
-        return {"usd_minor": None, "unpriced": unpriced, "packages": len(rows)}
-    return {"usd_minor": sum(int(r["total_usd_minor"]) for r in rows), "unpriced": [], "packages": len(rows)}
+        return CampaignTotal(None, unpriced, len(rows))
+    return CampaignTotal(sum(int(r.package.total_usd_minor or 0) for r in rows), [], len(rows))
 
 
-def tail_groups(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def tail_groups(configs: Sequence[Configuration]) -> list[TailGroup]:
     """The configurations whose warm series is too short for a tail percentile, grouped by their run count, so
     that the note names each configuration the statement is about."""
     groups: dict[int, list[str]] = {}
     for c in configs:
-        warm = c["timing"]["warm"]
-        if warm["p95"] is None:
-            groups.setdefault(int(warm["successes"]), []).append(c["id"])
-    return [{"observations": n, "configurations": ids, "needed": MIN_FOR_TAIL} for n, ids in sorted(groups.items())]
+        warm = c.timing.warm
+        if warm.p95 is None:
+            groups.setdefault(int(warm.successes), []).append(c.id)
+    return [TailGroup(n, ids, MIN_FOR_TAIL) for n, ids in sorted(groups.items())]
 
 
-def exclusions(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def exclusions(configs: Sequence[Configuration]) -> list[Exclusion]:
     """Why each configuration is not admissible, as codes with their figures (the template words them)."""
     out = []
     for c in configs:
-        if c["admissible"]:
+        if c.admissible:
             continue
-        reasons: list[dict[str, Any]] = []
-        if not c["accepted"]:
-            reasons.append({"code": "not-accepted", "completed": c["completed"],
-                            "rejected": c["completed"] - c["accepted_runs"]})
-        if c["out_of_memory"]:
-            reasons.append({"code": "out-of-memory", "count": c["out_of_memory"]})
-        if c["failures"] > c["out_of_memory"]:  # any other failed attempt: issue 31 item 5
-            reasons.append({"code": "failed", "count": c["failures"] - c["out_of_memory"]})
-        if c["fits_window"] is False:
-            reasons.append({"code": "window"})
-        if c["fits_deadline"] is False:
-            reasons.append({"code": "deadline"})
-        errors = c["evidence"]["errors"]
+        reasons: list[Reason] = []
+        if not c.accepted:
+            reasons.append(Reason("not-accepted", completed=c.completed, rejected=c.completed - c.accepted_runs))
+        if c.out_of_memory:
+            reasons.append(Reason("out-of-memory", count=c.out_of_memory))
+        if c.failures > c.out_of_memory:  # any other failed attempt: issue 31 item 5
+            reasons.append(Reason("failed", count=c.failures - c.out_of_memory))
+        if c.fits_window is False:
+            reasons.append(Reason("window"))
+        if c.fits_deadline is False:
+            reasons.append(Reason("deadline"))
+        errors = c.evidence.errors if c.evidence is not None else ()
         if errors:
-            reasons.append({"code": "errors", "count": len(errors), "refs": errors[:REASON_REFS],
-                            "more": max(0, len(errors) - REASON_REFS)})
-        out.append({"configuration": c["id"], "reasons": reasons})
+            reasons.append(Reason("errors", count=len(errors), refs=errors[:REASON_REFS],
+                                  more=max(0, len(errors) - REASON_REFS)))
+        out.append(Exclusion(c.id, reasons))
     return out
 
 
-def unpriced_gpus(decision: dict[str, Any]) -> list[str]:
+def unpriced_gpus(decision: DecisionDocument) -> list[str]:
     """The GPUs of the admissible configurations that have no published price (why the question has no answer)."""
-    by_id = {c["id"]: c for c in decision["configurations"]}
-    return sorted({by_id[u["configuration"]]["gpu"] for u in decision["decision"]["unpriced"]
-                   if u["configuration"] in by_id})
+    by_id = {c.id: c for c in decision.configurations}
+    return sorted({by_id[u.configuration].gpu for u in decision.decision.unpriced if u.configuration in by_id})

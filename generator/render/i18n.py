@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import SupportsInt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel import Locale
@@ -99,12 +100,12 @@ class Formats:
     def locale(self) -> Locale:
         return Locale.parse(LANGUAGES[self.language])
 
-    def usd(self, cents: Any) -> str:
+    def usd(self, cents: object) -> str:
         """Cents (an integer, or a decimal string of cents such as '6903.33') as the reader writes US dollars:
         '2.071,00 USD' in German. Exact: the amount is a Decimal from the cents, never a float."""
         if cents is None:
             return DASH
-        amount = usd_decimal(cents if isinstance(cents, str) else int(cents))  # half up, as the terminal rounds
+        amount = usd_decimal(cents if isinstance(cents, str) else _int(cents))  # half up, as the terminal rounds
         pattern = self.locale.currency_formats["standard"].pattern.split(";")[0]
         if pattern.startswith("\u00a4"):
             pattern = "\u00a4\u00a4\u00a0" + pattern[1:]  # 'USD 2,071.00', never 'USD2,071.00'
@@ -112,39 +113,39 @@ class Formats:
             pattern = pattern.replace("\u00a4", "\u00a4\u00a4")
         return format_currency(amount, "USD", format=pattern, locale=self.locale, currency_digits=False)
 
-    def number(self, value: Any, digits: int = 0) -> str:
+    def number(self, value: object, digits: int = 0) -> str:
         """A number with the reader's separators and a fixed number of decimals; None as a dash."""
         if value is None:
             return DASH
         pattern = "#,##0" + ("." + "0" * digits if digits else "")
         return format_decimal(Decimal(str(value)), format=pattern, locale=self.locale, decimal_quantization=True)
 
-    def count(self, value: Any) -> str:
+    def count(self, value: object) -> str:
         """An integer with the reader's grouping; None as a dash."""
-        return DASH if value is None else self.number(int(value))
+        return DASH if value is None else self.number(_int(value))
 
-    def seconds(self, value: Any) -> str:
+    def seconds(self, value: object) -> str:
         """Seconds with three decimals and the unit; None as a dash (not recorded)."""
         return DASH if value is None else f"{self.number(value, 3)}\u00a0s"
 
-    def metric(self, value: Any) -> str:
+    def metric(self, value: object) -> str:
         """A metric value with four decimals; None as a dash."""
         return self.number(value, 4)
 
-    def memory(self, value: Any) -> str:
+    def memory(self, value: object) -> str:
         """Bytes in the unit that keeps differences visible: MiB below 1 GiB, else GiB, two decimals."""
         if value is None:
             return DASH
-        size = int(value)
+        size = _int(value)
         if size < GIB:
             return f"{self.number(Decimal(size) / MIB, 2)}\u00a0MiB"
         return f"{self.number(Decimal(size) / GIB, 2)}\u00a0GiB"
 
-    def nbytes(self, value: Any) -> str:
+    def nbytes(self, value: object) -> str:
         """Exact bytes with the reader's grouping; None as a dash."""
         return DASH if value is None else f"{self.count(value)}\u00a0B"
 
-    def moment(self, value: Any, timezone: str | None = None) -> str:
+    def moment(self, value: object, timezone: str | None = None) -> str:
         """An ISO date-time (with or without offset) in the reader's form, in the given zone when it has one."""
         if value is None:
             return DASH
@@ -161,10 +162,17 @@ class Formats:
             "{0}", format_skeleton("Hm", when, locale=self.locale))  # 24-hour, as the protocol writes times
         return f"{text} ({timezone})" if zone is not None else text
 
-    def filters(self) -> dict[str, Any]:
+    def filters(self) -> dict[str, Callable[[object], str]]:
         """The filters by name, for the Jinja2 environment."""
         return {"usd": self.usd, "number": self.number, "count": self.count, "seconds": self.seconds,
                 "metric": self.metric, "memory": self.memory, "nbytes": self.nbytes, "moment": self.moment}
+
+
+def _int(value: object) -> int:
+    """int() of what a filter is given: a number or its text (anything else is a TypeError, as int() says)."""
+    if isinstance(value, str | SupportsInt):
+        return int(value)
+    raise TypeError(f"int() argument must be a string or a number, not {type(value).__name__!r}")
 
 
 def _zone(name: str | None) -> ZoneInfo | None:

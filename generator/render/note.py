@@ -7,24 +7,26 @@ import io
 import itertools
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Protocol, TypeGuard
 
 import jinja2
 from jinja2.bccache import Bucket
 
+from generator.audit.recompute.model import DecisionDocument
 from generator.core.errors import OutputExistsError, UsageError
 from generator.core.resources import templates_dir
 from generator.core.safefiles import write_new_files
 from generator.core.worker import JsonWorker
+from generator.render.chartdata import ChartRequest
 from generator.render.filters import FILTERS, finalize_in, worded
 from generator.render.finance import RENDERED, Signature
 from generator.render.i18n import Formats, checked_language, require_fonts, translations
-from generator.render.view import build_view, chart_request
+from generator.render.view import NoteView, ReadDecision, build_view, chart_request
 from generator.render.weasy import load_weasyprint
 
 HTML_NAME = "decision-note.html"
@@ -34,6 +36,9 @@ TEMPLATES = (TEMPLATE, "note.css")  # the note and the style sheet it includes
 CHARTS = {"durations", "memory"}
 PDF_VARIANT = "pdf/a-3a"  # PDF/A-3 level A: tagged structure, so the note reads in order and aloud
 Charts = dict[str, str | None]
+# What callers hand the note: the decision as read, its typed document, or decision.json's JSON (what `check` gives
+# in memory, what the note worker is sent), which the one loader reads (generator.audit.recompute.decisionfile).
+DecisionIn = ReadDecision | DecisionDocument | Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -99,32 +104,32 @@ def environment(language: str = "en", compiled: CompiledTemplates | None = None)
     return env
 
 
-def note_language(decision: dict[str, Any], language: str | None = None) -> str:
+def note_language(decision: DecisionDocument, language: str | None = None) -> str:
     """The language to render in: the one asked for (--lang), else the protocol's, else English."""
-    campaign = decision.get("campaign") or {}
-    return checked_language(language if language is not None else campaign.get("language"))
+    campaign = decision.campaign
+    return checked_language(language if language is not None else campaign.language if campaign else None)
 
 
-def _page(template: jinja2.Template, view: dict[str, Any], charts: Charts) -> str:
-    return template.render(**view, durations_chart=charts["durations"], memory_chart=charts["memory"])
+def _page(template: jinja2.Template, view: NoteView, charts: Charts) -> str:
+    return template.render(**view.context(), durations_chart=charts["durations"], memory_chart=charts["memory"])
 
 
-def render_html(decision: dict[str, Any], *, signature: Signature = RENDERED, language: str | None = None) -> str:
+def render_html(decision: DecisionIn, *, signature: Signature = RENDERED, language: str | None = None) -> str:
     """The self-contained HTML note: inline CSS, the charts as SVG data URLs (drawn in this process)."""
-    lang = note_language(decision, language)
-    _png, svg = _drawn_charts(None, chart_request(decision, lang))
-    return _page(environment(lang).get_template(TEMPLATE), build_view(decision, signature=signature, language=lang),
-                 svg)
+    read = read_decision_in(decision)
+    lang = note_language(read.document, language)
+    _png, svg = _drawn_charts(None, chart_request(read.document, lang))
+    return _page(environment(lang).get_template(TEMPLATE), build_view(read, signature=signature, language=lang), svg)
 
 
 CHART_FORMATS = (("png", "data:image/png;base64,"), ("svg", "data:image/svg+xml;base64,"))
 
 
-def _well_formed(answer: Any, prefix: str, request: dict[str, Any]) -> TypeGuard[Charts]:
+def _well_formed(answer: object, prefix: str, request: ChartRequest) -> TypeGuard[Charts]:
     """A chart for each chart the request has data for (a data URL of the format), None for the others."""
     return isinstance(answer, dict) and set(answer) == CHARTS and all(
         (isinstance(url, str) and url.startswith(prefix) and _readable(url[len(prefix):], prefix))
-        if request[name] else url is None for name, url in answer.items())
+        if request.shows(name) else url is None for name, url in answer.items())
 
 
 def _readable(encoded: str, prefix: str) -> bool:
@@ -146,7 +151,7 @@ def _readable(encoded: str, prefix: str) -> bool:
         return False
 
 
-def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterator[Charts]:
+def _drawn_charts(worker: JsonWorker | None, request: ChartRequest) -> Iterator[Charts]:
     """The charts as PNG (for the PDF), then as SVG (for the HTML): the worker's answers, else drawn here."""
     given = 0
     while worker is not None and given < len(CHART_FORMATS):
@@ -161,16 +166,26 @@ def _drawn_charts(worker: JsonWorker | None, request: dict[str, Any]) -> Iterato
         yield from itertools.islice(charts.draw(request), given, None)
 
 
-def _fetcher() -> Any:
+class _Fetched(Protocol):
+    def read(self) -> bytes: ...
+
+
+class UrlFetcher(Protocol):
+    """WeasyPrint's URL fetcher as the note uses it (WeasyPrint ships without type information)."""
+
+    def fetch(self, url: str) -> _Fetched: ...
+
+
+def _fetcher() -> UrlFetcher:
     """A URL fetcher that allows only data: URLs and never follows redirects: inputs can make it fetch nothing."""
     return load_weasyprint().urls.URLFetcher(allowed_protocols={"data"}, allow_redirects=False, timeout=1)
 
 
-def _moment(decision: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(decision["generated_at"].replace("Z", "+00:00"))
+def _moment(decision: DecisionDocument) -> datetime:
+    return datetime.fromisoformat(decision.generated_at.replace("Z", "+00:00"))
 
 
-def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence]) -> bytes:
+def render_pdf(html: str, decision: DecisionDocument, evidence: list[Evidence]) -> bytes:
     """PDF/A-3a (tagged: headings, table headers, the language) from the HTML, with the evidence embedded as
     associated files; dates fixed by the decision.
 
@@ -189,7 +204,14 @@ def render_pdf(html: str, decision: dict[str, Any], evidence: list[Evidence]) ->
     return out.getvalue()
 
 
-def _associate_once(document: Any, pdf: Any) -> None:
+class _FinishedPdf(Protocol):
+    """What _associate_once reads of WeasyPrint's PDF (a pydyf document): its catalog."""
+
+    @property
+    def catalog(self) -> dict[str, list[object]]: ...
+
+
+def _associate_once(document: object, pdf: _FinishedPdf) -> None:
     """WeasyPrint's finisher: list each associated file once in the catalog's /AF.
 
     WeasyPrint 70's PDF/A-3 step adds every attachment twice, once from the EmbeddedFiles name tree and once
@@ -224,19 +246,24 @@ def refuse_existing(outdir: Path, names: Iterable[str]) -> None:
                                     "(nothing is overwritten)")
 
 
-def _require_decision(decision: dict[str, Any]) -> None:
-    if decision.get("schema_version") != "1" or "configurations" not in decision:
+def read_decision_in(decision: DecisionIn) -> ReadDecision:
+    """The decision read once, typed; JSON that is not a decision made by `check` is a usage error."""
+    if isinstance(decision, Mapping) and (decision.get("schema_version") != "1" or "configurations" not in decision):
         raise UsageError("this is not a decision.json made by `gpu-audit check --out`")
+    try:
+        return ReadDecision.of(decision)
+    except ValueError as exc:
+        raise UsageError(f"this is not a decision.json made by `gpu-audit check --out` ({exc})") from None
 
 
-def ask_for_charts(charts: JsonWorker, decision: dict[str, Any], language: str | None = None) -> None:
+def ask_for_charts(charts: JsonWorker, decision: DecisionIn, language: str | None = None) -> None:
     """Give the chart worker its request now, so that it draws while the caller does other work; then pass
     `asked=True` to render_note. The PDF's layout waits for the PNG: the sooner asked, the less it waits."""
-    _require_decision(decision)
-    charts.send(chart_request(decision, note_language(decision, language)))
+    document = read_decision_in(decision).document
+    charts.send(chart_request(document, note_language(document, language)).to_json_dict())
 
 
-def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature: Signature = RENDERED,
+def render_note(decision: DecisionIn, evidence: list[Evidence], *, signature: Signature = RENDERED,
                 language: str | None = None, charts: JsonWorker | None = None,
                 asked: bool = False, compiled: CompiledTemplates | None = None) -> dict[str, bytes]:
     """Both renderings of the note, by file name.
@@ -247,22 +274,22 @@ def render_note(decision: dict[str, Any], evidence: list[Evidence], *, signature
     layout waits for them), the HTML as SVG, which the worker draws while the PDF is laid out. `compiled`:
     the templates compiled ahead (CompiledTemplates.compile_all).
     """
-    _require_decision(decision)
-    lang = note_language(decision, language)
+    read = read_decision_in(decision)
+    lang = note_language(read.document, language)
     require_fonts(lang)  # a missing font would print empty boxes: refused before any work
-    request = chart_request(decision, lang)
+    request = chart_request(read.document, lang)
     if charts is not None and not asked:
-        charts.send(request)
+        charts.send(request.to_json_dict())
     load_weasyprint()  # the heavy import, while the worker draws
     template = environment(lang, compiled).get_template(TEMPLATE)
-    view = build_view(decision, signature=signature, language=lang)
+    view = build_view(read, signature=signature, language=lang)
     drawn = _drawn_charts(charts, request)
-    pdf = render_pdf(_page(template, view, next(drawn)), decision, evidence)
+    pdf = render_pdf(_page(template, view, next(drawn)), read.document, evidence)
     return {HTML_NAME: _page(template, view, next(drawn)).encode("utf-8"), PDF_NAME: pdf}
 
 
-def load_decision(path: Path) -> tuple[dict[str, Any], bytes]:
-    """Read and check a decision.json (strict JSON, its schema): the decision and the bytes it was read from.
+def load_decision(path: Path) -> tuple[ReadDecision, bytes]:
+    """Read and check a decision.json (strict JSON, its schema): the decision, typed, and the bytes it was read from.
 
     A bad file is a usage error naming the problem.
     """
@@ -281,7 +308,10 @@ def load_decision(path: Path) -> tuple[dict[str, Any], bytes]:
         raise UsageError(f"{path} is not a valid decision.json ({len(problems)} problem(s); first at "
                          f"{location(first)}: {first.message})")
     assert text is not None  # decode_utf8 gives either the text or the finding that says why not
-    return json.loads(text), data
+    try:
+        return ReadDecision.of(json.loads(text)), data
+    except ValueError as exc:
+        raise UsageError(f"{path} is not a decision.json this version reads ({exc})") from None
 
 
 def decision_evidence(decision_bytes: bytes) -> Evidence:

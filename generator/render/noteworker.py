@@ -6,7 +6,8 @@ the check leaves; in a thread of the checking process those imports would hold t
 workers need. Once the decision is known, the parent sends it with the evidence, and the worker answers
 both renderings. The parent renders the note itself whenever the worker gives no well-formed answer:
 what the worker failed at is then reported by the rendering that fails in the parent, with its own error.
-The child is `python -m generator.render.noteworker`; only the standard library is imported up front.
+The child is `python -m generator.render.noteworker`; only the standard library (and generator's jsonrecord,
+which uses nothing else) is imported up front.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import binascii
 import sys
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from generator.audit.recompute.jsonrecord import JsonRecord
 from generator.core.worker import JsonWorker, serve
 
 if TYPE_CHECKING:
     from generator.render.finance import Signature
-    from generator.render.note import CompiledTemplates, Evidence
+    from generator.render.note import CompiledTemplates, DecisionIn, Evidence
 
 MODULE = "generator.render.noteworker"
 NICE = 10  # below the check's priority: the worker takes the processor time the check leaves
@@ -36,15 +38,18 @@ class NoteWorker:
         self._worker = JsonWorker(MODULE)
         self._sending: threading.Thread | None = None
 
-    def ask(self, decision: dict[str, Any], evidence: list[Evidence], signature: Signature,
+    def ask(self, decision: DecisionIn, evidence: list[Evidence], signature: Signature,
             language: str | None) -> None:
         """Send what render_note needs: the worker renders while this process goes on.
 
         The request is written by a thread: the worker reads it only once its imports are done, and the
-        evidence is larger than a pipe holds.
+        evidence is larger than a pipe holds. The decision travels as decision.json's JSON, which the worker
+        reads back through the one loader.
         """
+        from generator.render.note import read_decision_in
+
         request = {
-            "decision": decision, "language": language,
+            "decision": read_decision_in(decision).source, "language": language,
             "signature": [signature.kind, signature.subject, signature.fingerprint],
             "evidence": [[e.name, base64.b64encode(e.data).decode("ascii"), e.description, e.relationship]
                          for e in evidence]}
@@ -70,7 +75,7 @@ class NoteWorker:
         self.close()
 
 
-def rendered_files(answer: Any) -> dict[str, bytes] | None:
+def rendered_files(answer: object) -> dict[str, bytes] | None:
     """The worker's answer as file names and bytes: an HTML and a PDF, or None for anything else."""
     from generator.render.note import HTML_NAME, PDF_NAME
 
@@ -82,6 +87,17 @@ def rendered_files(answer: Any) -> dict[str, bytes] | None:
     except (TypeError, binascii.Error):
         return None
     return files if files[PDF_NAME].startswith(PDF_MAGIC) and files[HTML_NAME] else None
+
+
+@dataclass(frozen=True)
+class NoteRequest(JsonRecord):
+    """What the worker is sent: decision.json's JSON, the language asked for, the signature's words (kind, subject,
+    fingerprint) and the evidence (name, base64 bytes, description, relationship)."""
+
+    decision: dict[str, object]
+    language: str | None
+    signature: tuple[str, str, str]
+    evidence: tuple[tuple[str, str, str, str], ...]
 
 
 @dataclass
@@ -105,16 +121,17 @@ class _Renderer:
         except Exception:  # noqa: BLE001 - the rendering raises it again, and the parent renders itself
             self.compiled = None
 
-    def __call__(self, request: Any) -> dict[str, str]:
+    def __call__(self, request: object) -> dict[str, str]:
         from generator.render.finance import Signature
         from generator.render.note import HTML_NAME, PDF_NAME, Evidence, render_note
 
         try:
-            kind, subject, fingerprint = request["signature"]
+            asked = NoteRequest.from_json_dict(request if isinstance(request, dict) else {})
+            kind, subject, fingerprint = asked.signature
             evidence = [Evidence(name, base64.b64decode(data), description, relationship)
-                        for name, data, description, relationship in request["evidence"]]
-            files = render_note(request["decision"], evidence, signature=Signature(kind, subject, fingerprint),
-                                language=request["language"], charts=self.charts, compiled=self.compiled)
+                        for name, data, description, relationship in asked.evidence]
+            files = render_note(asked.decision, evidence, signature=Signature(kind, subject, fingerprint),
+                                language=asked.language, charts=self.charts, compiled=self.compiled)
         except Exception as exc:  # noqa: BLE001 - the parent renders itself and reports what fails there
             return {"error": f"{type(exc).__name__}: {exc}"}
         return {"html": base64.b64encode(files[HTML_NAME]).decode("ascii"),

@@ -3,16 +3,45 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+
+from generator.audit.findings import Finding
+from generator.audit.recompute.decisionfile import read_decision
+from generator.audit.recompute.jsonrecord import to_json_value
+from generator.audit.recompute.model import (
+    CampaignSummary,
+    Configuration,
+    Decision,
+    DecisionDocument,
+    Experiment,
+    InputFingerprint,
+    QualityRule,
+    Run,
+    Window,
+)
 
 # One tolerance for a claimed quality value, the one the recomputation applies.
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
 
 # bundle_id: one definition, shared with `verify` (which must not import this module)
 from generator.core.bundleid import bundle_id
+from generator.render import fields as parts
 from generator.render import finance, i18n
+from generator.render.chartdata import ChartRequest, DurationSeries, MemoryPanel
 from generator.render.filters import shorten
-from generator.render.finance import Signature
+from generator.render.finance import CampaignTotal, Exclusion, RentedPackage, Signature, TailGroup
+from generator.render.rows import (
+    AttemptRow,
+    Cell,
+    EnvironmentRow,
+    FindingGroup,
+    GridNote,
+    LeftOut,
+    MemoryPeak,
+    RunView,
+    Sets,
+)
 
 HTML_LANGUAGE = {"zh": "zh-Hans"}  # the note's `lang` (BCP 47): Simplified Chinese says its script
 # What the note lists at most (docs/note.md): past these it says how many it left out and where they are
@@ -27,25 +56,100 @@ CLAIM_COLUMNS = (
     ("expected_ids", "expected_ids"), ("observed_ids", "observed_ids"), ("ids_match", "ids_match"),
     ("format_valid", "format_valid"), ("quality_value", "quality_value"), ("corpus_accepted", "corpus_accepted"),
 )
+ENVIRONMENT_COLUMNS = ("gpu_model", "gpu_count", "driver_version", "python_version", "torch_version",
+                       "runtime_version", "precision")
 
 
-def _agrees(column: str, claimed: Any, recomputed: Any) -> bool:
+@dataclass(frozen=True)
+class ReadDecision:
+    """A decision as the note renders it: the JSON it was read from (what its bundle ID hashes, what a worker is
+    sent) and the typed document the one loader reads from it."""
+
+    source: Mapping[str, object]
+    document: DecisionDocument
+
+    @classmethod
+    def of(cls, decision: ReadDecision | DecisionDocument | Mapping[str, object]) -> ReadDecision:
+        """The decision read once: a DecisionDocument as it is, decision.json's JSON through read_decision
+        (ValueError when it does not read as a decision)."""
+        if isinstance(decision, ReadDecision):
+            return decision
+        if isinstance(decision, DecisionDocument):
+            return cls(decision.to_json_dict(), decision)
+        return cls(decision, read_decision(decision))
+
+    @property
+    def bundle_id(self) -> str:
+        return bundle_id(dict(self.source))
+
+
+@dataclass(frozen=True)
+class NoteView:
+    """Everything the template shows, by the names it uses."""
+
+    bundle_id: str
+    language: str
+    signature: Signature
+    packages: list[RentedPackage]
+    chosen_package: RentedPackage | None
+    total: CampaignTotal
+    unpriced_gpus: list[str]
+    exclusions: list[Exclusion]
+    tail_groups: list[TailGroup]
+    memory_peaks: list[MemoryPeak]
+    timezone: str | None
+    decision: DecisionDocument
+    campaign: CampaignSummary | None
+    rule: QualityRule | None
+    window: Window | None
+    answer: str | None
+    chosen: Configuration | None
+    verdict: Decision
+    errors: int
+    warnings: int
+    synthetic: bool
+    configurations: tuple[Configuration, ...]
+    acceptance_rows: list[AttemptRow]
+    acceptance_left_out: LeftOut | None
+    memory_rows: list[AttemptRow]
+    memory_left_out: LeftOut | None
+    notes: list[GridNote]
+    notes_left_out: int
+    findings_per_severity: int
+    durations_listed: int
+    environments: list[EnvironmentRow]
+    measurement_files: list[tuple[str, str]]
+    experiments: tuple[Experiment, ...]
+    findings: list[FindingGroup]
+    inputs: tuple[InputFingerprint, ...]
+
+    def context(self) -> dict[str, object]:
+        """The template's variables."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _agrees(column: str, claimed: object, recomputed: object) -> bool:
     if claimed is None:
         return True  # not recorded: nothing claimed, nothing contradicted
     if column == "quality_value":
-        return recomputed is not None and abs(float(claimed) - float(recomputed)) <= QUALITY_TOLERANCE
+        return recomputed is not None and abs(_float(claimed) - _float(recomputed)) <= QUALITY_TOLERANCE
     return bool(claimed == recomputed)
 
 
-def _run_view(run: dict[str, Any]) -> dict[str, Any]:
-    rec = run["recomputed"] or {}
+def _float(value: object) -> float:
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"a quality value is a number, not {value!r}")
+
+
+def _run_view(run: Run) -> RunView:
+    recomputed = parts.is_recomputed(run)
     cells = []
     for column, key in CLAIM_COLUMNS:
-        claimed, recomputed = run["claimed"].get(column), rec.get(key)
-        cells.append({"column": column, "claimed": claimed, "recomputed": recomputed,
-                      "mismatch": bool(rec) and not _agrees(column, claimed, recomputed)})
-    return {**run, "cells": cells, "sets": {k: rec.get(k) for k in ("duplicates", "missing", "extra")},
-            "failed": run["outcome"] != "ok"}
+        claimed, again = parts.claimed_cell(run, column), parts.recomputed_cell(run, key)
+        cells.append(Cell(column, claimed, again, recomputed and not _agrees(column, claimed, again)))
+    sets = Sets(*(parts.recomputed_cell(run, k) for k in ("duplicates", "missing", "extra")))
+    return RunView(run, tuple(cells), sets, parts.run_memory(run), run.outcome != "ok")
 
 
 def _index_list(indexes: list[int]) -> str:
@@ -60,164 +164,154 @@ def _index_list(indexes: list[int]) -> str:
     return ", ".join(parts)
 
 
-def attempt_parts(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def attempt_parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
     """The attempts as (phase, run numbers) pairs, e.g. [('cold', '1'), ('warm', '1–5')]: the note words the phase."""
     by_phase: dict[str, list[int]] = {}
     for run in runs:
-        by_phase.setdefault(run["phase"], []).append(run["run_index"])
+        by_phase.setdefault(run.phase, []).append(run.run_index)
     return [(phase, _index_list(sorted(indexes))) for phase, indexes in by_phase.items()]
 
 
-def attempt_list(runs: list[dict[str, Any]]) -> str:
+def attempt_list(runs: Sequence[Run]) -> str:
     """The attempts named by phase and number, e.g. 'cold 1, warm 1–5'."""
     return ", ".join(f"{phase} {numbers}" for phase, numbers in attempt_parts(runs))
 
 
-def group_attempts(config_id: str, runs: list[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
+def group_attempts(config_id: str, runs: list[RunView], key: Callable[[RunView], object]) -> list[AttemptRow]:
     """The attempts of one configuration whose shown values (key) are identical, as one row naming each of them.
 
     Only identical rows are folded, and every attempt keeps its name and number, so a failure is never merged
     with a success and five identical repeats still read as five attempts.
     """
-    groups: dict[Any, list[dict[str, Any]]] = {}
+    groups: dict[object, list[RunView]] = {}
     for run in runs:
         groups.setdefault(key(run), []).append(run)
-    return [{**members[0], "configuration": config_id, "attempts": attempt_list(members),
-             "attempt_parts": attempt_parts(members), "count": len(members)} for members in groups.values()]
+    rows = []
+    for members in groups.values():
+        first, named = members[0], [m.run for m in members]
+        rows.append(AttemptRow(config_id, attempt_list(named), attempt_parts(named), len(members), first.run.outcome,
+                               first.run.completed_items, first.cells, first.sets, first.memory, first.failed))
+    return rows
 
 
-def _acceptance_key(run: dict[str, Any]) -> Any:
-    return (run["outcome"], run["completed_items"], json.dumps([run["cells"], run["sets"]], sort_keys=True))
+def _acceptance_key(run: RunView) -> object:
+    return (run.run.outcome, run.run.completed_items, json.dumps(to_json_value([run.cells, run.sets]), sort_keys=True))
 
 
-def _memory_key(run: dict[str, Any]) -> Any:
-    return (run["outcome"], json.dumps(run["memory"], sort_keys=True))
+def _memory_key(run: RunView) -> object:
+    return (run.run.outcome, parts.memory_key(run.run))
 
 
-def _notes(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _notes(configs: Sequence[Configuration]) -> list[GridNote]:
     """Each distinct note once, with the attempts that carry it (identical notes are not repeated) and their grid
     lines; a note longer than NOTE_CHARS is cut there, and `length` gives the whole note's length."""
-    grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    grouped: dict[str, dict[str, list[Run]]] = {}
     total = 0
     for c in configs:
-        for r in c["runs"]:
+        for r in c.runs:
             total += 1
-            if r["notes"]:
-                grouped.setdefault(r["notes"], {}).setdefault(c["id"], []).append(r)
+            if r.notes:
+                grouped.setdefault(r.notes, {}).setdefault(c.id, []).append(r)
     notes = []
     for text, by_config in grouped.items():
         carried = sum(len(runs) for runs in by_config.values())
-        lines = sorted({r["line"] for runs in by_config.values() for r in runs})
+        lines = sorted({r.line for runs in by_config.values() for r in runs})
         cut, length = shorten(text, NOTE_CHARS)
-        notes.append({"everywhere": total if carried == total else 0,
-                      "places": [(cid, attempt_parts(runs)) for cid, runs in by_config.items()],
-                      "text": cut, "length": length, "lines": _index_list(lines), "line_count": len(lines)})
+        notes.append(GridNote(total if carried == total else 0,
+                              [(cid, attempt_parts(runs)) for cid, runs in by_config.items()],
+                              cut, length, _index_list(lines), len(lines)))
     return notes
 
 
-def _left_out(rows: list[dict[str, Any]]) -> dict[str, int] | None:
+def _left_out(rows: list[AttemptRow]) -> LeftOut | None:
     """What the note says of the rows past ROWS_LISTED: how many, the attempts they hold, the failed ones."""
     rest = rows[ROWS_LISTED:]
     if not rest:
         return None
-    return {"rows": len(rest), "attempts": sum(r["count"] for r in rest), "failed": sum(r["failed"] for r in rest)}
+    return LeftOut(len(rest), sum(r.count for r in rest), sum(r.failed for r in rest))
 
 
-ENVIRONMENT_COLUMNS = ("gpu_model", "gpu_count", "driver_version", "python_version", "torch_version",
-                       "runtime_version", "precision")
-
-
-def _environments(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _environments(configs: Sequence[Configuration]) -> list[EnvironmentRow]:
     """Configurations that ran in the same environment share a row (the batch size is a variable, not shown)."""
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, EnvironmentRow] = {}
     for c in configs:
-        shown = {k: c["environment"].get(k) for k in ENVIRONMENT_COLUMNS}
-        m = c.get("measurement")
-        shown["measured"] = ((m["environment"].get("gpu_name"), m["environment"].get("visible_device_count"))
-                             if m else None)
-        row = rows.setdefault(json.dumps(shown, sort_keys=True), {**shown, "configurations": []})
-        row["configurations"].append(c["id"])
+        shown = {k: parts.environment_value(c, k) for k in ENVIRONMENT_COLUMNS}
+        measured = parts.measured_gpu(c.measurement) if c.measurement else None
+        row = rows.setdefault(json.dumps({**shown, "measured": measured}, sort_keys=True), EnvironmentRow(
+            [], shown["gpu_model"], shown["gpu_count"], shown["driver_version"], shown["python_version"],
+            shown["torch_version"], shown["runtime_version"], shown["precision"], measured))
+        row.configurations.append(c.id)
     return list(rows.values())
 
 
-def chart_request(decision: dict[str, Any], language: str = "en") -> dict[str, Any]:
+def chart_request(decision: DecisionDocument, language: str = "en") -> ChartRequest:
     """What the charts need from decision.json, and nothing else (it travels to a worker as JSON), with their
     words and fonts in the note's language."""
-    configs = decision["configurations"]
-    return {"words": i18n.chart_words(i18n.translations(language)), "fonts": i18n.chart_fonts(language),
-            "durations": [{"id": c["id"], "timing": c["timing"]} for c in configs],
-            "memory": [(c["experiment_id"], c["id"], c["measurement"]["phases"]) for c in configs
-                       if c.get("measurement")]}
+    configs = decision.configurations
+    return ChartRequest(durations=tuple(DurationSeries(c.id, c.timing) for c in configs),
+                        memory=tuple(MemoryPanel(c.experiment_id, c.id, parts.measured_phases(c.measurement))
+                                     for c in configs if c.measurement),
+                        words=i18n.chart_words(i18n.translations(language)), fonts=tuple(i18n.chart_fonts(language)))
 
 
-def _memory_peaks(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _memory_peaks(configs: Sequence[Configuration]) -> list[MemoryPeak]:
     """Each measured configuration's highest peaks over its phases: what the memory chart's text alternative says."""
     peaks = []
     for c in configs:
-        phases = c["measurement"]["phases"] if c.get("measurement") else []
-        allocated = [p["peak_allocated_bytes"] for p in phases if p.get("peak_allocated_bytes") is not None]
-        reserved = [p["peak_reserved_bytes"] for p in phases if p.get("peak_reserved_bytes") is not None]
+        phases = parts.measured_phases(c.measurement) if c.measurement else ()
+        allocated = [p.peak_allocated_bytes for p in phases if p.peak_allocated_bytes is not None]
+        reserved = [p.peak_reserved_bytes for p in phases if p.peak_reserved_bytes is not None]
         if phases:
-            peaks.append({"configuration": c["id"], "allocated": max(allocated, default=None),
-                          "reserved": max(reserved, default=None)})
+            peaks.append(MemoryPeak(c.id, max(allocated, default=None), max(reserved, default=None)))
     return peaks
 
 
-def build_view(decision: dict[str, Any], *, signature: Signature = finance.RENDERED,
-               language: str = "en") -> dict[str, Any]:
-    """Everything the template shows, from decision.json alone; the charts are drawn apart (generator.render.charts)."""
-    configs = decision["configurations"]
-    rented = finance.packages(decision)
-    by_id = {c["id"]: c for c in configs}
-    answer = decision["decision"]["answer"]
-    findings = decision["findings"]
+def _findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     grouped = []
     for severity in ("error", "warning", "info"):
-        items = [f for f in findings if f["severity"] == severity]
-        grouped.append({"severity": severity, "count": len(items), "entries": items[:FINDINGS_PER_SEVERITY],
-                        "hidden": max(0, len(items) - FINDINGS_PER_SEVERITY)})
+        items = tuple(f for f in findings if f.severity == severity)
+        grouped.append(FindingGroup(severity, len(items), items[:FINDINGS_PER_SEVERITY],
+                                    max(0, len(items) - FINDINGS_PER_SEVERITY)))
+    return grouped
+
+
+def _rows(configs: Sequence[Configuration]) -> tuple[list[AttemptRow], list[AttemptRow]]:
+    """The acceptance table's rows and the memory table's rows, all of them."""
     acceptance_rows, memory_rows = [], []
     for c in configs:
-        runs = [_run_view(r) for r in c["runs"]]
-        acceptance_rows += group_attempts(c["id"], runs, _acceptance_key)
-        memory_rows += group_attempts(c["id"], runs, _memory_key)
+        runs = [_run_view(r) for r in c.runs]
+        acceptance_rows += group_attempts(c.id, runs, _acceptance_key)
+        memory_rows += group_attempts(c.id, runs, _memory_key)
+    return acceptance_rows, memory_rows
+
+
+def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERED, language: str = "en") -> NoteView:
+    """Everything the template shows, from decision.json alone; the charts are drawn apart (generator.render.charts)."""
+    d = decision.document
+    configs = d.configurations
+    rented = finance.packages(d)
+    by_id = {c.id: c for c in configs}
+    answer = d.decision.answer
+    acceptance_rows, memory_rows = _rows(configs)
     notes = _notes(configs)
-    return {
-        "bundle_id": bundle_id(decision),
-        "language": HTML_LANGUAGE.get(language, language),
-        "signature": signature,
-        "packages": rented,
-        "chosen_package": next((p for p in rented if answer and by_id[answer]["experiment_id"] == p["experiment"]),
-                               None),
-        "total": finance.campaign_total(rented),
-        "unpriced_gpus": finance.unpriced_gpus(decision),
-        "exclusions": finance.exclusions(configs),
-        "tail_groups": finance.tail_groups(configs),
-        "memory_peaks": _memory_peaks(configs),
-        "timezone": decision["window"]["timezone"] if decision["window"] else None,
-        "decision": decision,
-        "campaign": decision["campaign"],
-        "rule": decision["rule"],
-        "window": decision["window"],
-        "answer": answer,
-        "chosen": by_id.get(answer) if answer else None,
-        "verdict": decision["decision"],
-        "errors": decision["finding_counts"]["error"],
-        "warnings": decision["finding_counts"]["warning"],
-        "synthetic": bool(decision["campaign"] and decision["campaign"]["synthetic_data"])
-        or any(c.get("measurement") and c["measurement"]["synthetic_data"] for c in configs),
-        "configurations": configs,
-        "acceptance_rows": acceptance_rows[:ROWS_LISTED],
-        "acceptance_left_out": _left_out(acceptance_rows),
-        "memory_rows": memory_rows[:ROWS_LISTED],
-        "memory_left_out": _left_out(memory_rows),
-        "notes": notes[:NOTES_LISTED],
-        "notes_left_out": len(notes[NOTES_LISTED:]),
-        "findings_per_severity": FINDINGS_PER_SEVERITY,
-        "durations_listed": DURATIONS_LISTED,
-        "environments": _environments(configs),
-        "measurement_files": [(c["id"], c["measurement"]["file"]) for c in configs if c.get("measurement")],
-        "experiments": decision["experiments"],
-        "findings": grouped,
-        "inputs": decision["inputs"],
-    }
+    return NoteView(
+        bundle_id=decision.bundle_id, language=HTML_LANGUAGE.get(language, language), signature=signature,
+        packages=rented,
+        chosen_package=next((p for p in rented if answer and by_id[answer].experiment_id == p.experiment), None),
+        total=finance.campaign_total(rented), unpriced_gpus=finance.unpriced_gpus(d),
+        exclusions=finance.exclusions(configs), tail_groups=finance.tail_groups(configs),
+        memory_peaks=_memory_peaks(configs), timezone=d.window.timezone if d.window else None,
+        decision=d, campaign=d.campaign, rule=d.rule, window=d.window, answer=answer,
+        chosen=by_id.get(answer) if answer else None, verdict=d.decision,
+        errors=d.finding_counts["error"], warnings=d.finding_counts["warning"],
+        synthetic=bool(d.campaign and d.campaign.synthetic_data)
+        or any(c.measurement and c.measurement.synthetic_data for c in configs),
+        configurations=configs,
+        acceptance_rows=acceptance_rows[:ROWS_LISTED], acceptance_left_out=_left_out(acceptance_rows),
+        memory_rows=memory_rows[:ROWS_LISTED], memory_left_out=_left_out(memory_rows),
+        notes=notes[:NOTES_LISTED], notes_left_out=len(notes[NOTES_LISTED:]),
+        findings_per_severity=FINDINGS_PER_SEVERITY, durations_listed=DURATIONS_LISTED,
+        environments=_environments(configs),
+        measurement_files=[(c.id, c.measurement.file) for c in configs if c.measurement],
+        experiments=d.experiments, findings=_findings(d.findings), inputs=d.inputs,
+    )

@@ -1,0 +1,110 @@
+"""The view's rows: what the note's tables show, as typed records the template reads by attribute."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.audit.findings import Finding
+from generator.audit.recompute.model import Run
+from generator.audit.recompute.runcells import MemoryCells
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One claimed column of a run beside its recomputed value."""
+
+    column: str
+    claimed: object
+    recomputed: object
+    mismatch: bool
+
+
+@dataclass(frozen=True)
+class Sets:
+    """How many IDs the run's prediction file repeats, lacks and adds."""
+
+    duplicates: object
+    missing: object
+    extra: object
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run with its claims beside their recomputation and its memory, as the tables show them."""
+
+    run: Run
+    cells: tuple[Cell, ...]
+    sets: Sets
+    memory: MemoryCells
+    failed: bool
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """A row of the acceptance or memory table: identical attempts of one configuration, each named."""
+
+    configuration: str
+    attempts: str
+    attempt_parts: list[tuple[str, str]]
+    count: int
+    outcome: str
+    completed_items: int | None
+    cells: tuple[Cell, ...]
+    sets: Sets
+    memory: MemoryCells
+    failed: bool
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """The rows past ROWS_LISTED: how many, the attempts they hold, how many of them failed."""
+
+    rows: int
+    attempts: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class GridNote:
+    """A distinct grid note: where it is (`everywhere`: all attempts carry it), its text, cut at NOTE_CHARS."""
+
+    everywhere: int
+    places: list[tuple[str, list[tuple[str, str]]]]
+    text: str
+    length: int | None
+    lines: str
+    line_count: int
+
+
+@dataclass(frozen=True)
+class EnvironmentRow:
+    """Configurations that ran in one environment, as the grid and the measurement files record it."""
+
+    configurations: list[str]
+    gpu_model: object
+    gpu_count: object
+    driver_version: object
+    python_version: object
+    torch_version: object
+    runtime_version: object
+    precision: object
+    measured: tuple[object, object] | None
+
+
+@dataclass(frozen=True)
+class MemoryPeak:
+    """A measured configuration's highest peaks over its phases."""
+
+    configuration: str
+    allocated: int | None
+    reserved: int | None
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """The findings of one severity, the first FINDINGS_PER_SEVERITY of them listed."""
+
+    severity: str
+    count: int
+    entries: tuple[Finding, ...]
+    hidden: int

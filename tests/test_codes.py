@@ -70,8 +70,8 @@ def test_every_literal_code_in_the_source_is_registered() -> None:
 
 
 # The audit side's kebab-case words that are not codes: schema names, encodings, a decision status.
-NOT_CODES = {"expected-ids-row", "labels-row", "raw-results-row", "tariffs-row", "x-csv-columns", "gpu-audit",
-             "utf-8", "no-admissible"}
+NOT_CODES = {"expected-ids-row", "labels-row", "raw-results-row", "tariffs-row", "x-csv-columns",
+             "x-csv-optional-columns", "gpu-audit", "utf-8", "no-admissible", "lab-manifest"}
 
 
 def test_every_code_like_word_of_the_audit_is_registered() -> None:

@@ -24,7 +24,7 @@ H200 = REPO / "inputs" / "h200-campaign"
 # SHA-256 of the recomputed parts (window, experiments, configurations, decision) of inputs/example's
 # decision.json, canonical JSON. It pins what recompute and the gate produce: a change here is a change of the
 # decision, to be made on purpose (regenerate with _recomputed_digest(check_campaign(EXAMPLE).decision)).
-EXAMPLE_RECOMPUTED_SHA256 = "e6b70579b1fa346b23effa1ac102ab848d331a0b886a9f1ed3f721712f53474b"
+EXAMPLE_RECOMPUTED_SHA256 = "8d7198f52a2e4c1b2cac2020a010dc726b83b992eb5b1e594f317dbc26b0f191"
 
 
 def _schema() -> dict[str, Any]:

@@ -46,7 +46,7 @@ from generator.audit.recompute.model import (
     Recomputation,
     Tool,
 )
-from generator.audit.validate import validate_inputs
+from generator.audit.validate import tariffs_proof, validate_inputs
 from generator.core.jsonvalue import JsonDocument
 from generator.core.safefiles import sha256_file
 
@@ -265,7 +265,8 @@ def recompute_and_gate(inputs: CampaignInputs, judged: bool, acceptances: dict[i
         return None, withhold([], shared, unreadable=True), findings
     grid, tariffs = inputs.grid, inputs.tariffs
     body, more = recompute(inputs.protocol, grid.file, inputs.grid_rows, grid.lines, acceptances, inputs.measured,
-                           inputs.tariff_rows, tariffs.file if tariffs else inputs.files["tariffs"])
+                           inputs.tariff_rows, tariffs.file if tariffs else inputs.files["tariffs"],
+                           tariffs_proof(inputs)[0])
     findings = attribute(findings + more, owners_of(inputs))
     configurations, decision = decide(body.configurations, findings)
     return replace(body, configurations=tuple(configurations)), decision, findings

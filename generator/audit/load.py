@@ -20,8 +20,9 @@ from generator.audit.inputs.access import as_object
 from generator.audit.inputs.measurement import MeasurementDoc
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.inputs.rows import GridRow, TariffRow
-from generator.audit.readers.csvtable import Table, read_table
-from generator.audit.readers.jsondoc import Document, read_document
+from generator.audit.labmanifest import ManifestReading, read_manifest
+from generator.audit.readers.csvtable import Table, decode_utf8, read_bytes, read_table
+from generator.audit.readers.jsondoc import Document, loads_strict, read_document
 from generator.audit.readers.predictions import ColumnRules, LabelFile, known_ids, read_ids, read_labels, size_limit
 
 # The inputs in the order they are read; validation walks them in the same order (each input's load
@@ -58,6 +59,7 @@ class CampaignInputs:
     reference_matches: bool = False  # set by validation: the reference labels exactly the expected IDs
     grid: Table | None = None
     tariffs: Table | None = None
+    lab_manifest: ManifestReading | None = None  # protocol files.lab_manifest, when given and found
     measurements: dict[str, Document] = field(default_factory=dict)
     measured: dict[str, MeasurementDoc] = field(default_factory=dict)  # the schema-valid measurements, typed
     grid_rows: list[GridRow] = field(default_factory=list)  # the grid's rows typed, aligned with grid.rows
@@ -135,6 +137,23 @@ def _load_table(inputs: CampaignInputs, key: str, role: str, schema_name: str) -
     return table
 
 
+def _load_lab_manifest(inputs: CampaignInputs) -> None:
+    """The Lab archive's MANIFEST.json the protocol names, read for its entry of the tariffs file."""
+    rel = inputs.files.get("lab_manifest")
+    path = None if rel is None else _locate(inputs, rel, "Lab manifest", "tariffs", PROTOCOL_FILE)
+    if rel is None or path is None:
+        return
+    text, problem = decode_utf8(read_bytes(path, rel), rel)
+    if text is None:
+        if problem is not None:
+            inputs.load_findings["tariffs"].append(problem)
+        return
+    try:
+        inputs.lab_manifest = read_manifest(loads_strict(text))
+    except (ValueError, RecursionError) as exc:  # not strict JSON (duplicate keys and NaN included)
+        inputs.lab_manifest = ManifestReading(None, f"it is not strict JSON ({exc})")
+
+
 def _load_measurements(inputs: CampaignInputs) -> None:
     """Each measurement JSON a variant links, once."""
     for exp in inputs.protocol.experiments if inputs.protocol else ():
@@ -189,6 +208,7 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     _load_truth(inputs, fast)
     inputs.tariffs = _load_table(inputs, "tariffs", "tariffs", "tariffs-row")
     inputs.tariff_rows = [TariffRow.of(r) for r in inputs.tariffs.rows] if inputs.tariffs else []
+    _load_lab_manifest(inputs)
     inputs.grid = _load_table(inputs, "raw_results", "raw results", "raw-results-row")
     inputs.grid_rows = [GridRow.of(r) for r in inputs.grid.rows] if inputs.grid else []
     if inputs.grid is not None:

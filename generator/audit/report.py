@@ -143,6 +143,10 @@ def format_decision(decision: DecisionDocument) -> str:
         lines.append(f"Committed budget: {_usd(chosen.committed_budget_usd_minor)}; cost per accepted result: "
                      + (f"{_usd_decimal(per.usd_minor)}" if per.usd_minor is not None
                         else f"undefined ({per.undefined_reason})"))
+        package = next((e.package for e in decision.experiments if e.id == chosen.experiment_id), None)
+        if package is not None:
+            lines.append("  price: " + price_origin(package.price_source, package.price_source_detail,
+                                                    package.price_status, package.snapshot_date))
     else:
         lines.append(f"Answer: none ({d.reason})")
         if d.fix:
@@ -177,6 +181,20 @@ def format_decision(decision: DecisionDocument) -> str:
     return terminal_safe("\n".join(lines))  # the question and the reasons are input text: see format_finding
 
 
+def price_origin(source: object, detail: object, status: object, date: object) -> str:
+    """Where a package's price comes from (generator.audit.tariffrules), in the words of the note."""
+    if source == "catalogue":
+        return f"published, catalogue snapshot of {date}"
+    if source == "provider" and detail == "lab-manifest":
+        return f"the provider's catalogue of {date}, proven by the Lab archive's MANIFEST.json"
+    if source == "provider":
+        return f"the provider's, as given by the signer: {detail} ({date}); " \
+               "gpu-audit invoice check confirms it against the invoice"
+    if status:
+        return f"{status}, not a price this decision can use ({date})"
+    return "no price in the tariffs"
+
+
 def _usd_decimal(cents: str) -> str:
     """A cents amount held as a decimal string (a cost per result) in USD."""
     return f"{usd_amount(Decimal(cents))} USD"
@@ -187,7 +205,9 @@ def format_quote(q: JsonDocument) -> str:
     gpus = q["gpus"]
     lines = [f"{q['gpu']} ({q['model_name']}), {q['duration_days']} days x {q['lots']} lot(s) of {q['gpus_per_lot']} "
              f"GPU(s) = {gpus} GPU(s): total {_usd(q['total_usd_minor'])} ({q['total_usd_minor']} cents; "
-             f"{q['price_per_lot_usd_minor']} cents per lot, {q['price_status']} price, snapshot {q['snapshot_date']})"]
+             f"{q['price_per_lot_usd_minor']} cents per lot)",
+             "price: " + price_origin(q["price_source"], q["price_source_detail"], q["price_status"],
+                                      q["snapshot_date"])]
     per = q["per_result"]
     usd_minor = per.get("usd_minor") if isinstance(per, dict) else None
     if q["accepted_results"] is None:

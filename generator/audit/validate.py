@@ -19,6 +19,7 @@ from generator.audit.readers.csvtable import Table
 from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
 from generator.audit.recompute import attempts, cost
+from generator.audit.tariffrules import ManifestProof, manifest_findings, table_findings
 from generator.core.errors import UsageError
 
 __all__ = ["CampaignInputs", "RunFile", "ValidationResult", "load_and_validate", "validate_campaign",
@@ -232,57 +233,27 @@ def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) ->
         _row_file(runs[index], row, line, grid.file, outcome, template_ok, out)
 
 
-# The columns of a published price that the catalogue snapshot fixes (what the budget is computed from).
-_CATALOGUE_COLUMNS = ("price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date")
+def tariffs_proof(inputs: CampaignInputs) -> tuple[ManifestProof | None, list[Finding]]:
+    """Whether the Lab manifest the protocol names proves the tariffs file (None: no manifest named or read)."""
+    table, reading, named = inputs.tariffs, inputs.lab_manifest, inputs.files.get("lab_manifest")
+    if reading is None or named is None or table is None or table.size is None or table.sha256 is None:
+        return None, []
+    entry = reading.entry
+    return manifest_findings(table.file, table.size, table.sha256, named,
+                             (entry.size, entry.sha256) if entry else None, reading.refused)
 
 
-def _catalogue() -> dict[tuple[str | None, int | None], TariffRow]:
-    """The prices the seeds publish (`generator/data/published-tariffs.csv`), by GPU and duration."""
-    from generator.audit.readers.csvtable import parse_table
-    from generator.core.resources import published_tariffs
-
-    table = parse_table(published_tariffs().read_text(encoding="utf-8"), "published tariffs", "tariffs-row")
-    return {(r.gpu, r.duration_days): r for r in map(TariffRow.of, table.rows)}
-
-
-def _not_catalogue(file: str, line: int, column: str, message: str, fix: str, claimed: object,
-                   recomputed: object) -> Finding:
-    return make_finding("tariff-not-catalogue", E, file, message, line=line, field=column, claimed=claimed,
-                        recomputed=recomputed, fix=fix,
-                        rule="a price marked published is the catalogue snapshot's, unchanged; gpu-audit never invents "
-                             "one")
-
-
-def _check_catalogue(row: TariffRow, line: int, file: str,
-                     catalogue: dict[tuple[str | None, int | None], TariffRow], out: list[Finding]) -> None:
-    """A row marked published must be the catalogue snapshot: a price is not published by writing the word."""
-    gpu, days = row.gpu, row.duration_days
-    published = catalogue.get((gpu, days))
-    if published is None:
-        known = ", ".join(f"{g} {d} days" for g, d in sorted(catalogue))
-        out.append(_not_catalogue(file, line, "price_status", f"{gpu} for {days} days is marked published, but the "
-                                  f"catalogue snapshot publishes no such price (it publishes {known})",
-                                  "mark the row illustrative, or remove it", "published", "illustrative"))
-        return
-    for column in _CATALOGUE_COLUMNS:
-        claimed, catalogued = row.cell(column), published.cell(column)
-        if claimed is not None and claimed != catalogued:
-            out.append(_not_catalogue(file, line, column, f"{column} {claimed!r} of {gpu} for {days} days is "
-                                      f"marked published, but the catalogue snapshot of "
-                                      f"{published.snapshot_date} says {catalogued!r}",
-                                      f"write {catalogued}, or mark the row illustrative", claimed, catalogued))
-
-
-def _check_tariffs(table: Table, rows: list[TariffRow], out: list[Finding]) -> None:
-    """One price per GPU and duration; a price marked published is the catalogue's."""
+def _check_tariffs(inputs: CampaignInputs, table: Table, rows: list[TariffRow], out: list[Finding]) -> None:
+    """One price per GPU and duration; each price from the catalogue, the provider with its source, or
+    illustrative (tariffrules); a file the Lab's manifest is to prove, proven."""
     seen: dict[tuple[str | None, int | None], int] = {}
-    catalogue = _catalogue()
+    proof, found = tariffs_proof(inputs)
+    out.extend(found)
+    out.extend(table_findings(rows, table.lines[:len(rows)], table.file, proof))
     for row, line in zip(rows, table.lines, strict=False):
         key = (row.gpu, row.duration_days)
         if None in key:
             continue
-        if row.price_status == "published":
-            _check_catalogue(row, line, table.file, catalogue, out)
         if key in seen:
             out.append(make_finding("duplicate-tariff", E, table.file,
                                     f"{key[0]} for {key[1]} days already priced on line {seen[key]}", line=line,
@@ -310,7 +281,7 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
         matches = _check_reference(inputs.reference, inputs.expected, distinct, out)
     out.extend(loaded["tariffs"])
     if inputs.tariffs is not None:
-        _check_tariffs(inputs.tariffs, inputs.tariff_rows, out)
+        _check_tariffs(inputs, inputs.tariffs, inputs.tariff_rows, out)
     out.extend(loaded["raw_results"])
     if inputs.grid is not None:
         _check_grid_rows(inputs, inputs.grid, out)

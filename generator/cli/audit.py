@@ -112,14 +112,16 @@ def _load_tariffs(path: str | None, text: str | None = None) -> dict[tuple[str, 
     from generator.audit.readers.csvtable import parse_table, read_table
     from generator.audit.recompute.cost import tariffs_from_rows
     from generator.audit.report import format_findings
+    from generator.audit.tariffrules import table_findings
 
     table = (read_table(Path(path), path, "tariffs-row") if path
              else parse_table(text or "", "published tariffs", "tariffs-row"))
-    errors = [f for f in table.findings if f.is_error]
+    rows = [TariffRow.of(r) for r in table.rows]
+    errors = [f for f in table.findings + table_findings(rows, table.lines, table.file) if f.is_error]
     if errors:
         raise UsageError("the tariffs file is invalid:\n"
                          + format_findings(errors, subject=table.file, max_findings=20))
-    return tariffs_from_rows([TariffRow.of(r) for r in table.rows])
+    return tariffs_from_rows(rows)
 
 
 def _cmd_render(args: argparse.Namespace) -> int:

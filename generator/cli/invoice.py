@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from generator.cli.options import BUNDLE_LIMITS, add_limits, add_trust_options, limits_of, trust_of
 
 if TYPE_CHECKING:
+    from generator.invoice.check import Committed
     from generator.invoice.read import Invoice
 
 
@@ -58,6 +59,13 @@ def _add_attach(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(handler=_cmd_attach)
 
 
+def _origin(c: Committed) -> str:
+    """Where the committed price comes from, as the decision says (nothing for a decision that does not)."""
+    if c.price_source is None:
+        return ""
+    return f"; price: {c.price_source}" + (f" ({c.price_source_detail})" if c.price_source_detail else "")
+
+
 def _due_line(inv: Invoice) -> str:
     """The amount the invoice asks to be paid, and what it is made of as the invoice states it."""
     if inv.due is None:
@@ -101,7 +109,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for c in result.committed:
         # the decision's names: an unsigned bundle (--allow-unsigned) may hold anything in them
         print(escape_terminal(f"committed: {c.gpu}, {c.days}-day package: {c.lots} x {usd(c.price_per_lot_usd_minor)}"
-                              f" = {usd(c.total_usd_minor)} ({', '.join(c.experiments)})"))
+                              f" = {usd(c.total_usd_minor)} ({', '.join(c.experiments)})" + _origin(c)))
     for f in result.findings:
         where = f"invoice line {f.line}" if f.line is not None else "invoice"
         print(escape_terminal(f"{where}: {f.code}: {f.message} [billed {f.billed}; {f.against} {f.committed}]"))

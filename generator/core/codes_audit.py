@@ -80,8 +80,13 @@ AUDIT: tuple[Code, ...] = (
          "register the protocol before the runs; a later rule needs a new independent evaluation"),
     Code("synthetic-data-mismatch", E, S, "the protocol's synthetic_data agrees with every measurement",
          "write synthetic_data as the figures are"),
-    Code("tariff-not-catalogue", E, S, "a price marked published is the catalogue snapshot's, unchanged",
-         "copy the published price, or mark the price illustrative"),
+    Code("tariff-not-catalogue", E, S, "a published price is the catalogue snapshot's unchanged, or the provider's "
+         "with its source (the Lab archive's manifest, or a quote or page named in the source column)",
+         "copy the catalogue's price, name the provider's source, or mark the price illustrative"),
+    Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "
+         "size and a 64-hex SHA-256", "copy the archive's MANIFEST.json unchanged, or remove files.lab_manifest"),
+    Code("tariffs-not-in-manifest", E, S, "a tariffs file proven by the Lab archive's manifest has the size and "
+         "SHA-256 the manifest lists", "copy tarifs-forfaits.csv from the Lab archive unchanged"),
     Code("unknown-timezone", E, S, "the window's time zone is in the IANA database",
          "use a name such as Europe/Paris or UTC"),
     Code("window-exceeds-packages", W, S, "the window fits the packages rented; nothing extends them",

@@ -38,6 +38,8 @@ class Committed:
     gpus_per_lot: int | None
     total_usd_minor: int | None
     experiments: tuple[str, ...]
+    price_source: str | None = None  # catalogue, provider or illustrative; None in a decision older than these
+    price_source_detail: str | None = None  # the catalogue's snapshot date, lab-manifest, or the source named
 
 
 @dataclass
@@ -95,7 +97,9 @@ def committed_packages(decision: dict[str, Any]) -> list[Committed]:
         out.append(Committed(gpu=gpu, days=days, lots=lots, price_per_lot_usd_minor=price,
                              gpus_per_lot=packages[0].get("gpus_per_lot"),
                              total_usd_minor=sum(priced) if len(priced) == len(totals) else None,
-                             experiments=tuple(p["experiment"] for p in packages)))
+                             experiments=tuple(p["experiment"] for p in packages),
+                             price_source=packages[0].get("price_source"),
+                             price_source_detail=packages[0].get("price_source_detail")))
     return out
 
 

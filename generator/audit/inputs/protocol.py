@@ -196,10 +196,12 @@ class Files:
     raw_results: str
     tariffs: str
     predictions: str
+    lab_manifest: str | None = None  # the Lab archive's MANIFEST.json, proving the tariffs file
 
     def as_map(self) -> dict[str, str]:
-        return {"expected_ids": self.expected_ids, "reference": self.reference, "raw_results": self.raw_results,
-                "tariffs": self.tariffs, "predictions": self.predictions}
+        named = {"expected_ids": self.expected_ids, "reference": self.reference, "raw_results": self.raw_results,
+                 "tariffs": self.tariffs, "predictions": self.predictions}
+        return named if self.lab_manifest is None else {**named, "lab_manifest": self.lab_manifest}
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,7 @@ class Protocol:
             tuple(ExperimentSpec.of(e) for e in as_objects(data["experiments"])), Timer.of(as_object(data["timer"])),
             WindowSpec(as_str(w["start"]), as_str(w["end"]), as_str(w["timezone"])), as_str(data["deadline"]),
             Files(as_str(f["expected_ids"]), as_str(f["reference"]), as_str(f["raw_results"]), as_str(f["tariffs"]),
-                  as_str(f["predictions"])))
+                  as_str(f["predictions"]), opt_str(f.get("lab_manifest"))))
 
     def experiment(self, experiment_id: str) -> ExperimentSpec | None:
         return next((e for e in self.experiments if e.id == experiment_id), None)

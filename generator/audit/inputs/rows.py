@@ -145,6 +145,7 @@ class TariffRow:
     gpus_per_lot: int | None
     snapshot_date: str | None
     price_status: str | None
+    source: str | None = None  # the optional last column: where the provider publishes the price
     complete: bool = field(default=True, compare=False)  # every column in the file's header
 
     @classmethod
@@ -152,7 +153,7 @@ class TariffRow:
         """The row of a reader's typed cells, by column name."""
         return cls(_str(cells.get("gpu")), _str(cells.get("model_name")), _int(cells.get("duration_days")),
                    _int(cells.get("price_per_lot_usd_minor")), _int(cells.get("gpus_per_lot")),
-                   _str(cells.get("snapshot_date")), _str(cells.get("price_status")),
+                   _str(cells.get("snapshot_date")), _str(cells.get("price_status")), _str(cells.get("source")),
                    all(c in cells for c in TARIFF_COLUMNS))
 
     def cell(self, column: str) -> JsonScalar:

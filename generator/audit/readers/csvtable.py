@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 import os
@@ -44,6 +45,8 @@ class Table:
     lines: list[int] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     readable: bool = True
+    size: int | None = None  # the file's bytes and SHA-256 as read (a manifest may have to prove them)
+    sha256: str | None = None
 
 
 def open_regular(path: Path, display: str, lim: Limits) -> tuple[BinaryIO, os.stat_result]:
@@ -217,6 +220,7 @@ def parse_table(text: str, display: str, schema_name: str) -> Table:
     """Parse CSV text against a row schema: header, field counts, typed cells, row rules."""
     schema = load_schema(schema_name)
     expected: list[str] = schema["x-csv-columns"]
+    optional: list[str] = schema.get("x-csv-optional-columns", [])  # last, all or none (the tariffs' source)
     props = as_object(schema["properties"])
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     table = Table(file=display, header=[])
@@ -227,7 +231,8 @@ def parse_table(text: str, display: str, schema_name: str) -> Table:
             previous_end = reader.line_num
             if not table.header:
                 table.header = record
-                table.findings.extend(_header_findings(record, expected, display))
+                full = expected + optional if optional and record[len(expected):] == optional else expected
+                table.findings.extend(_header_findings(record, full, display))
                 continue
             if record == []:
                 continue
@@ -286,9 +291,12 @@ def _add_row(table: Table, record: list[str], line: int, props: JsonObject, sche
 
 def read_table(path: Path, display: str, schema_name: str, limits: Limits | None = None) -> Table:
     """Read and parse one CSV input file (at most `limits.max_file_bytes`; the active limits by default)."""
-    text, problem = decode_utf8(read_bytes(path, display, limits), display)
+    raw = read_bytes(path, display, limits)
+    text, problem = decode_utf8(raw, display)
     if text is None:
         table = Table(file=display, header=[], readable=False)
         table.findings.append(problem)  # type: ignore[arg-type]
-        return table
-    return parse_table(text, display, schema_name)
+    else:
+        table = parse_table(text, display, schema_name)
+    table.size, table.sha256 = len(raw), hashlib.sha256(raw).hexdigest()
+    return table

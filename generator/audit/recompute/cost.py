@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from generator.audit.inputs.rows import TariffRow
 from generator.audit.recompute.model import CostPerResult, Coverage, PackageCover
+from generator.audit.tariffrules import ManifestProof, Price, price_source, published_catalogue
 from generator.core.errors import LocalTimeError, QuoteError
 from generator.core.jsonvalue import JsonDocument
 from generator.core.money import usd_amount
@@ -29,6 +30,19 @@ class Tariff:
     gpus_per_lot: int
     snapshot_date: str | None
     price_status: str | None
+    source: str | None = None  # where the provider publishes it (the tariffs' optional last column)
+
+    def terms(self) -> Price | None:
+        """The price's terms for the tariff rule (None when a cell of them was no valid value)."""
+        if self.snapshot_date is None or self.price_status is None:
+            return None
+        return Price(self.gpu, self.duration_days, self.price_per_lot_usd_minor, self.gpus_per_lot,
+                     self.snapshot_date, self.price_status, self.source)
+
+    def origin(self, proof: ManifestProof | None = None) -> tuple[str, str | None] | None:
+        """Where the price comes from (tariffrules.price_source); None for a published price without a source."""
+        terms = self.terms()
+        return None if terms is None else price_source(terms, published_catalogue(), proof)
 
 
 def tariffs_from_rows(rows: Sequence[TariffRow]) -> dict[tuple[str, int], Tariff]:
@@ -43,7 +57,7 @@ def tariffs_from_rows(rows: Sequence[TariffRow]) -> dict[tuple[str, int], Tariff
             continue
         # model_name, snapshot_date and price_status stay as read (None for an invalid cell, as before).
         t = Tariff(r.gpu, r.model_name, r.duration_days, r.price_per_lot_usd_minor, r.gpus_per_lot,
-                   r.snapshot_date, r.price_status)
+                   r.snapshot_date, r.price_status, r.source)
         out.setdefault((t.gpu, t.duration_days), t)
     return out
 
@@ -175,10 +189,12 @@ def quote(tariff: Tariff, lots: int, accepted_results: int | None) -> JsonDocume
                          f"results, not {accepted_results}; 0 is refused (the cost per result would be "
                          "undefined): give no count instead, for the package cost alone")
     total = package_total(tariff, lots)
+    source = tariff.origin()  # outside a campaign no Lab manifest proves the file
     return {
         "gpu": tariff.gpu, "model_name": tariff.model_name, "duration_days": tariff.duration_days, "lots": lots,
         "gpus_per_lot": tariff.gpus_per_lot, "gpus": tariff.gpus_per_lot * lots,
         "price_per_lot_usd_minor": tariff.price_per_lot_usd_minor, "total_usd_minor": total,
         "price_status": tariff.price_status, "snapshot_date": tariff.snapshot_date,
+        "price_source": source[0] if source else None, "price_source_detail": source[1] if source else None,
         "accepted_results": accepted_results, "per_result": per_result(total, accepted_results).to_json_dict(),
     }

@@ -40,6 +40,7 @@ from generator.audit.recompute.model import (
     Window,
 )
 from generator.audit.recompute.package import Row, price_package
+from generator.audit.tariffrules import ManifestProof
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -49,7 +50,8 @@ class _Context:
 
     def __init__(self, protocol: Protocol, grid_file: str, rows: list[GridRow], lines: list[int],
                  acceptances: dict[int, Acceptance], measurements: dict[str, MeasurementDoc],
-                 tariffs: dict[tuple[str, int], cost.Tariff], tariffs_file: str) -> None:
+                 tariffs: dict[tuple[str, int], cost.Tariff], tariffs_file: str,
+                 proof: ManifestProof | None = None) -> None:
         self.protocol = protocol
         self.grid_file = grid_file
         self.rows = rows
@@ -58,6 +60,7 @@ class _Context:
         self.measurements = measurements
         self.tariffs = tariffs
         self.tariffs_file = tariffs_file
+        self.proof = proof
         self.findings: list[Finding] = []
         self.measurements_checked: set[str] = set()
 
@@ -309,7 +312,8 @@ def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
     for index, row, line in exp_rows:
         _row_checks(ctx, index, row, line, exp)
     ctx.findings.extend(comparability.check_experiment(exp, [(r, ln) for _, r, ln in exp_rows], ctx.grid_file))
-    rented, priced = price_package(exp, exp_rows, window, ctx.tariffs, ctx.grid_file, ctx.tariffs_file)
+    rented, priced = price_package(exp, exp_rows, window, ctx.tariffs, ctx.grid_file, ctx.tariffs_file,
+                                   ctx.proof)
     # What the package says of the price (no tariff, an illustrative one) concerns this experiment's configurations.
     ids = tuple(f"{exp.id}/{v.id}" for v in exp.variants)
     ctx.findings.extend(replace(f, configurations=ids) if f.file == ctx.tariffs_file and f.line is None else f
@@ -326,10 +330,11 @@ def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
 
 def recompute(protocol: Protocol, grid_file: str, rows: list[GridRow], lines: list[int],
               acceptances: dict[int, Acceptance], measurements: dict[str, MeasurementDoc],
-              tariff_rows: list[TariffRow], tariffs_file: str) -> tuple[Recomputation, list[Finding]]:
+              tariff_rows: list[TariffRow], tariffs_file: str, proof: ManifestProof | None = None
+              ) -> tuple[Recomputation, list[Finding]]:
     """Recompute everything the decision rests on. Pure: tables and documents in, records and findings out."""
     ctx = _Context(protocol, grid_file, rows, lines, acceptances, measurements,
-                   cost.tariffs_from_rows(tariff_rows), tariffs_file)
+                   cost.tariffs_from_rows(tariff_rows), tariffs_file, proof)
     window = _window(ctx)
     for file, doc in sorted(measurements.items()):
         ctx.findings.extend(memory.check_measurement(doc, file))

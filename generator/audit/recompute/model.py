@@ -67,6 +67,8 @@ class Package(JsonRecord):
     price_status: str | None
     model_name: str | None
     snapshot_date: str | None
+    price_source: str | None  # catalogue, provider or illustrative (generator.audit.tariffrules)
+    price_source_detail: str | None  # the catalogue's snapshot date, lab-manifest, or the source the row names
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from generator.audit.inputs.protocol import ExperimentSpec, Rental
 from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import cost
 from generator.audit.recompute.model import Package, Window
+from generator.audit.tariffrules import ManifestProof
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -81,7 +82,8 @@ def _unpriced_package(out: list[Finding], files: _Files, rental: Rental, rows: l
     out.extend(_unverifiable_totals(files, rental, rows))
     return Package(gpu=rental.gpu, duration_days=rental.duration_days, lots=rental.lots,
                    covers_window=covers, total_usd_minor=None, gpus_per_lot=None, gpus=None,
-                   price_per_lot_usd_minor=None, price_status=None, model_name=None, snapshot_date=None)
+                   price_per_lot_usd_minor=None, price_status=None, model_name=None, snapshot_date=None,
+                   price_source=None, price_source_detail=None)
 
 
 def _mismatch_hint(tariff: cost.Tariff, claimed: int, total: int) -> str:
@@ -125,7 +127,8 @@ def _priced_findings(out: list[Finding], files: _Files, tariff: cost.Tariff, ren
 
 
 def price_package(exp: ExperimentSpec, rows: list[Row], window: Window, tariffs: dict[tuple[str, int], cost.Tariff],
-                  grid_file: str, tariffs_file: str) -> tuple[Package, list[Finding]]:
+                  grid_file: str, tariffs_file: str, proof: ManifestProof | None = None
+                  ) -> tuple[Package, list[Finding]]:
     """The experiment's package: whether it covers the window, its price from the tariffs, and the findings."""
     out: list[Finding] = []
     files = _Files(grid_file, tariffs_file)
@@ -135,8 +138,10 @@ def price_package(exp: ExperimentSpec, rows: list[Row], window: Window, tariffs:
     if tariff is None:
         return _unpriced_package(out, files, rental, rows, covers), out
     _priced_findings(out, files, tariff, rental, rows)
+    source = tariff.origin(proof)
     return Package(gpu=rental.gpu, duration_days=rental.duration_days, lots=rental.lots,
                    covers_window=covers, total_usd_minor=cost.package_total(tariff, rental.lots),
                    gpus_per_lot=tariff.gpus_per_lot, gpus=tariff.gpus_per_lot * rental.lots,
                    price_per_lot_usd_minor=tariff.price_per_lot_usd_minor, price_status=tariff.price_status,
-                   model_name=tariff.model_name, snapshot_date=tariff.snapshot_date), out
+                   model_name=tariff.model_name, snapshot_date=tariff.snapshot_date,
+                   price_source=source[0] if source else None, price_source_detail=source[1] if source else None), out

@@ -1,0 +1,147 @@
+"""The one tariff rule `check`, `build` and `cost` apply: where a price comes from, and what a tariffs file owes it.
+
+A price comes from the catalogue snapshot gpu-audit ships (`generator/data/published-tariffs.csv`: a row for one
+of its keys is that price, unchanged), from the provider (a `published` row for any other key, with its source:
+the Lab archive's MANIFEST.json proving the whole tariffs file, or a named quote or page in the `source`
+column), or it is illustrative and never commits a budget. A `published` row that is none of these is an error:
+gpu-audit never takes a price on the word "published" alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.audit.findings import Finding, Severity, make_finding
+from generator.audit.inputs.rows import TariffRow
+
+CATALOGUE, PROVIDER, ILLUSTRATIVE = "catalogue", "provider", "illustrative"
+LAB_MANIFEST = "lab-manifest"  # the source of a provider price whose tariffs file the Lab's manifest proves
+PRICE_COLUMNS = ("price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date")
+E = Severity.ERROR
+
+
+@dataclass(frozen=True)
+class Price:
+    """One tariff row's terms, whatever the file's representation."""
+
+    gpu: str
+    duration_days: int
+    price_per_lot_usd_minor: int
+    gpus_per_lot: int
+    snapshot_date: str
+    price_status: str
+    source: str | None = None
+
+    def terms(self, column: str) -> int | str:
+        """The value of one of PRICE_COLUMNS."""
+        value: int | str = getattr(self, column)
+        return value
+
+
+@dataclass(frozen=True)
+class ManifestProof:
+    """The tariffs file against the Lab archive's manifest: the manifest's path and whether it lists this file."""
+
+    manifest_file: str
+    proven: bool
+
+
+def price_of(row: TariffRow) -> Price | None:
+    """A tariff row's terms; None when one is missing (the schema's finding already)."""
+    if row.gpu is None or row.duration_days is None or row.price_per_lot_usd_minor is None \
+            or row.gpus_per_lot is None or row.snapshot_date is None or row.price_status is None:
+        return None
+    return Price(row.gpu, row.duration_days, row.price_per_lot_usd_minor, row.gpus_per_lot, row.snapshot_date,
+                 row.price_status, row.source)
+
+
+def published_catalogue() -> dict[tuple[str, int], Price]:
+    """The catalogue snapshot gpu-audit ships (`generator/data/published-tariffs.csv`), by GPU and duration."""
+    from generator.audit.readers.csvtable import parse_table
+    from generator.core.resources import published_tariffs
+
+    table = parse_table(published_tariffs().read_text(encoding="utf-8"), "published tariffs", "tariffs-row")
+    prices = [price_of(TariffRow.of(r)) for r in table.rows]
+    return {(p.gpu, p.duration_days): p for p in prices if p is not None}
+
+
+def price_source(price: Price, catalogue: dict[tuple[str, int], Price], proof: ManifestProof | None
+                 ) -> tuple[str, str | None] | None:
+    """(kind, source) of a price: catalogue (its snapshot date), provider (the Lab manifest or the source named),
+    illustrative; None for a published price with no source, which is an error."""
+    if price.price_status == ILLUSTRATIVE:
+        return ILLUSTRATIVE, None
+    if (price.gpu, price.duration_days) in catalogue:
+        return CATALOGUE, catalogue[(price.gpu, price.duration_days)].snapshot_date
+    if proof is not None and proof.proven:
+        return PROVIDER, LAB_MANIFEST
+    if price.source:
+        return PROVIDER, price.source
+    return None
+
+
+def _finding(file: str, line: int, column: str, message: str, fix: str, claimed: int | str,
+             recomputed: int | str) -> Finding:
+    return make_finding("tariff-not-catalogue", E, file, message, line=line, field=column, claimed=claimed,
+                        recomputed=recomputed, fix=fix,
+                        rule="a published price is the catalogue snapshot's unchanged, or the provider's with its "
+                             "source; gpu-audit never invents one")
+
+
+def row_findings(price: Price, line: int, file: str, catalogue: dict[tuple[str, int], Price],
+                 proof: ManifestProof | None) -> list[Finding]:
+    """A row's price against the catalogue: a catalogue key's price unchanged (always, in a file the Lab's
+    manifest proves: that file is the catalogue), any other published price with its source."""
+    proven = proof is not None and proof.proven
+    known = catalogue.get((price.gpu, price.duration_days))
+    if price.price_status != "published" and not (proven and known is not None):
+        return []
+    if known is None:
+        if price_source(price, catalogue, proof) is not None:
+            return []
+        return [_finding(file, line, "source", f"{price.gpu} for {price.duration_days} days is marked published, but "
+                         "the catalogue snapshot publishes no such price and the row names no source",
+                         "write where the provider publishes it in the source column (a quote number, or a URL "
+                         "with the date you read it), prove the tariffs file with the Lab archive's MANIFEST.json "
+                         "(protocol files.lab_manifest), or mark the row illustrative", "published", "a source")]
+    where = "the Lab archive's manifest proves this file, and " if proven and price.price_status != "published" else ""
+    return [_finding(file, line, column, f"{column} {price.terms(column)!r} of {price.gpu} for {price.duration_days} "
+                     f"days: {where}the catalogue snapshot of {known.snapshot_date} says {known.terms(column)!r}",
+                     f"write {known.terms(column)}" + ("" if proven else ", or mark the row illustrative"),
+                     price.terms(column), known.terms(column))
+            for column in PRICE_COLUMNS if price.terms(column) != known.terms(column)]
+
+
+def table_findings(rows: list[TariffRow], lines: list[int], file: str, proof: ManifestProof | None = None
+                   ) -> list[Finding]:
+    """Every complete row's price against the catalogue and its source (row_findings, row by row)."""
+    catalogue = published_catalogue()
+    prices = [(price_of(row), line) for row, line in zip(rows, lines, strict=True)]
+    return [f for price, line in prices if price is not None
+            for f in row_findings(price, line, file, catalogue, proof)]
+
+
+def manifest_findings(tariffs_file: str, size: int, sha256: str, manifest_file: str, listed: tuple[int, str] | None,
+                      refused: str | None) -> tuple[ManifestProof, list[Finding]]:
+    """Whether the Lab manifest lists the tariffs file with this size and SHA-256; each way it does not is an error."""
+    if listed is None:
+        return ManifestProof(manifest_file, False), [make_finding(
+            "lab-manifest-refused", E, manifest_file, f"the Lab archive's manifest cannot prove {tariffs_file}: "
+            f"{refused}", field="files.lab_manifest", value=manifest_file,
+            rule="the manifest lists tarifs-forfaits.csv once, with its size in bytes and a 64-hex SHA-256",
+            fix="copy the MANIFEST.json of the Lab archive the tariffs came from, unchanged, or remove "
+                "files.lab_manifest and name each provider price's source")]
+    out = []
+    if size != listed[0]:
+        out.append(make_finding(
+            "tariffs-not-in-manifest", E, tariffs_file, f"{tariffs_file} has {size} bytes; {manifest_file} lists "
+            f"{listed[0]}", field="size", claimed=listed[0], recomputed=size,
+            rule="a tariffs file proven by the Lab's manifest is the archive's file, byte for byte",
+            fix="copy tarifs-forfaits.csv from the Lab archive unchanged, or remove files.lab_manifest"))
+    if sha256 != listed[1]:
+        out.append(make_finding(
+            "tariffs-not-in-manifest", E, tariffs_file, f"{tariffs_file} has SHA-256 {sha256}; {manifest_file} "
+            f"lists {listed[1]}", field="sha256", claimed=listed[1], recomputed=sha256,
+            rule="a tariffs file proven by the Lab's manifest is the archive's file, byte for byte",
+            fix="copy tarifs-forfaits.csv from the Lab archive unchanged, or remove files.lab_manifest"))
+    return ManifestProof(manifest_file, not out), out

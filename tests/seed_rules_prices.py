@@ -1,0 +1,132 @@
+"""Issue 33's seed rules (where a price comes from), in the form of tests/seed_rules.py; test_seed_rules.py runs
+them. Every price here is a test figure written by this file, not a provider's: only the structure is real."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from seed_rules import (
+    B200,
+    B200_ALL,
+    TARIFFS,
+    A,
+    L,
+    P,
+    SeedRule,
+    Where,
+    edit_protocol,
+    edit_tariffs,
+    set_rows,
+)
+
+MANIFEST = "lab/MANIFEST.json"
+# A 7-day B200 lot at a price the catalogue snapshot does not hold: a test figure, cheaper than the RTX 4090's
+# package, so that the B200 wins wherever the price is admitted.
+SPOT = "b200-spot"
+SPOT_ROW = f"{SPOT},B200,7,5000,2,2026-11-30,published"
+QUOTE = "TEST quote Q-17 of 2026-11-30 (test figure)"
+
+
+def _rent_spot(c: Path, source: str | None, status: str = "published") -> None:
+    """The B200 experiment rents the spot lot; the tariffs file gets the source column and the spot row."""
+    edit_protocol(c, lambda p: p["experiments"][1]["rental"].update(gpu=SPOT))
+    row = SPOT_ROW.replace("published", status) + "," + (source or "")
+    edit_tariffs(c, lambda ls: [ls[0] + ",source", *(t + "," for t in ls[1:] if t), row])
+    set_rows(c, B200, None, package_total_usd_minor="5000")
+
+
+def _manifest(c: Path, tariffs: bytes | None = None, **extra: Any) -> None:
+    """A Lab-style MANIFEST.json listing the campaign's tariffs file (or other bytes), named in the protocol."""
+    data = tariffs if tariffs is not None else (c / TARIFFS).read_bytes()
+    items = [{"path": "iteragpu-lab-v1/LICENSE.txt", "size": 1071, "sha256": "0" * 64},
+             {"path": "iteragpu-lab-v1/tarifs-forfaits.csv", "size": len(data),
+              "sha256": hashlib.sha256(data).hexdigest()}, {"path": "iteragpu-lab-v1/MANIFEST.json"}]
+    (c / MANIFEST).parent.mkdir(exist_ok=True)
+    (c / MANIFEST).write_text(json.dumps({"archive": "iteragpu-lab-v1", "files": items, **extra}, indent=2) + "\n",
+                              encoding="utf-8")
+    edit_protocol(c, lambda p: p["files"].update(lab_manifest=MANIFEST))
+
+
+def m_published_without_source(c: Path) -> list[Where]:
+    _rent_spot(c, None)
+    return [Where(TARIFFS, 4, "source")]
+
+
+def m_provider_with_source(c: Path) -> list[Where]:
+    _rent_spot(c, QUOTE)
+    return []
+
+
+def v_provider_answers(decision: dict[str, Any], findings: list[Any]) -> None:
+    d = decision["decision"]
+    assert d["status"] == "answered" and d["answer"] in B200_ALL, d
+    package = decision["experiments"][1]["package"]
+    assert (package["price_source"], package["price_source_detail"]) == ("provider", QUOTE), package
+
+
+def m_provider_illustrative(c: Path) -> list[Where]:
+    _rent_spot(c, QUOTE, status="illustrative")
+    return [Where(TARIFFS, None, "price_status")]
+
+
+def m_manifest_proves(c: Path) -> list[Where]:
+    _rent_spot(c, None)  # no source in the row: the manifest proves the whole file
+    _manifest(c)
+    return []
+
+
+def v_manifest_answers(decision: dict[str, Any], findings: list[Any]) -> None:
+    d = decision["decision"]
+    assert d["status"] == "answered" and d["answer"] in B200_ALL, d
+    package = decision["experiments"][1]["package"]
+    assert (package["price_source"], package["price_source_detail"]) == ("provider", "lab-manifest"), package
+
+
+def m_manifest_one_byte_changed(c: Path) -> list[Where]:
+    _rent_spot(c, None)
+    _manifest(c)
+    edit_tariffs(c, lambda ls: [t.replace(",5000,", ",4999,") for t in ls])  # after the manifest was written
+    set_rows(c, B200, None, package_total_usd_minor="4999")
+    return [Where(TARIFFS, None, "sha256")]
+
+
+def m_manifest_other_catalogue_price(c: Path) -> list[Where]:
+    # The Lab's catalogue says 11000 cents for the RTX 4090's week; a file the manifest "proves" says less.
+    _rent_spot(c, None)
+    edit_tariffs(c, lambda ls: [t.replace(",11000,", ",9000,") for t in ls])
+    _manifest(c)
+    return [Where(TARIFFS, 2, "price_per_lot_usd_minor")]
+
+
+def m_manifest_ambiguous(c: Path) -> list[Where]:
+    _rent_spot(c, None)
+    _manifest(c, extra=[{"path": "tarifs-forfaits.csv", "size": 1, "sha256": "f" * 64}])
+    return [Where(MANIFEST, None, "files.lab_manifest")]
+
+
+_SOURCE = f"{A} 'Die gebundenen Kosten mit unseren Paketen berechnen'; {L} Inhalt, §4; {P} §5"
+_COST = f"{A} 'Die gebundenen Kosten mit unseren Paketen berechnen'"
+RULES: list[SeedRule] = [
+    SeedRule("price-published-needs-source", "a published price the catalogue snapshot does not hold names its "
+             "source (or the Lab's manifest proves its file): gpu-audit never takes a price on the word alone",
+             _SOURCE, "tariff-not-catalogue", m_published_without_source, setup="example", protect="withheld"),
+    SeedRule("price-provider-answers", "a provider's price with its source commits a budget and can answer",
+             _SOURCE, None, m_provider_with_source, protect="decision", verify=v_provider_answers),
+    SeedRule("price-provider-illustrative", "an illustrative price never answers, whatever its source",
+             f"{_COST}; {L} §4", "illustrative-price", m_provider_illustrative, protect="unpriced", targets=B200_ALL,
+             severity="info"),
+    SeedRule("price-manifest-proves", "a tariffs file the Lab archive's MANIFEST.json lists with its size and "
+             "SHA-256 is the provider's catalogue", f"{L} Inhalt; {_COST}", None, m_manifest_proves,
+             protect="decision", verify=v_manifest_answers),
+    SeedRule("price-manifest-byte-changed", "one byte changed in a manifest-proven tariffs file is an error "
+             "naming the manifest", f"{L} Inhalt; {_COST}", "tariffs-not-in-manifest",
+             m_manifest_one_byte_changed, protect="withheld"),
+    SeedRule("price-manifest-catalogue", "a manifest-proven tariffs file agrees with the prices the seeds quote",
+             f"{L} Inhalt; {_COST}", "tariff-not-catalogue", m_manifest_other_catalogue_price,
+             protect="withheld"),
+    SeedRule("price-manifest-ambiguous", "a manifest that lists the tariffs file twice, differently, proves "
+             "nothing", f"{L} Inhalt", "lab-manifest-refused", m_manifest_ambiguous, protect="withheld"),
+]

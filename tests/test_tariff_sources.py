@@ -1,0 +1,82 @@
+"""Where a price comes from, end to end: the real H200 campaign answered with a provider's price and its source,
+the optional source column, and `cost` applying the same rule as `check`. The H200 price below is a test figure."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REPO, CliResult
+
+from generator.audit.check import check_campaign
+
+H200 = REPO / "inputs" / "h200-campaign"
+HEADER = "gpu,model_name,duration_days,price_per_lot_usd_minor,gpus_per_lot,snapshot_date,price_status"
+CATALOGUE = ["rtx-4090,GeForce RTX 4090,7,11000,1,2026-09-24,published", "b200,B200,7,207100,2,2026-09-24,published"]
+QUOTE = "TEST quote Q-1 of 2026-11-30 - a test figure"
+
+
+def _h200(tmp_path: Path, row: str | None, source: str | None = "") -> Path:
+    """A copy of the H200 campaign whose tariffs add `row` (an h200 7-day price) with the source column."""
+    folder = tmp_path / "h200"
+    shutil.copytree(H200, folder)
+    lines = [HEADER + ",source", *(c + "," for c in CATALOGUE)]
+    if row is not None:
+        lines.append(f"{row},{source}")
+    (folder / "tarifs-forfaits.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_the_h200_campaign_is_answered_with_a_provider_price_and_its_source(tmp_path: Path) -> None:
+    result = check_campaign(_h200(tmp_path, "h200,H200,7,123400,1,2026-11-30,published", QUOTE))
+    assert not result.errors
+    assert result.decision["decision"]["status"] == "answered"
+    package = result.decision["experiments"][0]["package"]
+    assert (package["price_source"], package["price_source_detail"]) == ("provider", QUOTE)
+
+
+def test_an_illustrative_h200_price_stays_unanswerable(tmp_path: Path) -> None:
+    result = check_campaign(_h200(tmp_path, "h200,H200,7,123400,1,2026-11-30,illustrative", QUOTE))
+    decision = result.decision["decision"]
+    assert decision["answer"] is None and decision["status"] == "unanswerable", decision
+
+
+def test_a_published_h200_price_without_source_is_an_error(tmp_path: Path) -> None:
+    result = check_campaign(_h200(tmp_path, "h200,H200,7,123400,1,2026-11-30,published", ""))
+    codes = [(f.code, f.file, f.line, f.field) for f in result.errors]
+    assert codes == [("tariff-not-catalogue", "tarifs-forfaits.csv", 4, "source")], codes
+    assert result.decision["decision"]["status"] == "withheld"
+
+
+def test_the_tariffs_file_without_the_source_column_is_still_read(tmp_path: Path) -> None:
+    folder = _h200(tmp_path, None)
+    (folder / "tarifs-forfaits.csv").write_text("\n".join([HEADER, *CATALOGUE]) + "\n", encoding="utf-8")
+    assert not [f for f in check_campaign(folder).findings if f.file == "tarifs-forfaits.csv" and f.is_error]
+
+
+def test_another_extra_column_is_still_unknown(tmp_path: Path) -> None:
+    folder = _h200(tmp_path, None)
+    (folder / "tarifs-forfaits.csv").write_text(HEADER + ",quote\n", encoding="utf-8")
+    codes = {f.code for f in check_campaign(folder).findings if f.file == "tarifs-forfaits.csv"}
+    assert "unknown-column" in codes
+
+
+@pytest.mark.parametrize(("row", "source", "code", "words"), [
+    ("h200,H200,7,123400,1,2026-11-30,published", QUOTE, 0, f"the provider's, as given by the signer: {QUOTE}"),
+    ("h200,H200,7,123400,1,2026-11-30,published", "", 2, "names no source"),
+    ("h200,H200,7,123400,1,2026-11-30,illustrative", "", 0, "illustrative, not a price this decision can use"),
+])
+def test_cost_applies_the_rule_check_applies(tmp_path: Path, run_cli: Callable[..., CliResult], row: str,
+                                             source: str, code: int, words: str) -> None:
+    tariffs = _h200(tmp_path, row, source) / "tarifs-forfaits.csv"
+    result = run_cli("cost", "--gpu", "h200", "--days", "7", "--lots", "1", "--tariffs", str(tariffs))
+    assert result.code == code, result
+    assert words in result.out + result.err
+
+
+def test_cost_names_the_catalogue_for_a_catalogue_price(run_cli: Callable[..., CliResult]) -> None:
+    result = run_cli("cost", "--gpu", "b200", "--days", "7", "--lots", "2")
+    assert result.code == 0
+    assert "price: published, catalogue snapshot of 2026-09-24" in result.out

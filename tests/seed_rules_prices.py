@@ -11,6 +11,9 @@ from typing import Any
 from seed_rules import (
     B200,
     B200_ALL,
+    PROTOCOL,
+    RTX,
+    RTX_ALL,
     TARIFFS,
     A,
     L,
@@ -129,4 +132,77 @@ RULES: list[SeedRule] = [
              protect="withheld"),
     SeedRule("price-manifest-ambiguous", "a manifest that lists the tariffs file twice, differently, proves "
              "nothing", f"{L} Inhalt", "lab-manifest-refused", m_manifest_ambiguous, protect="withheld"),
+]
+
+
+# ---------------------------------------------------------------- periods, the package needed, other expenses
+
+RTX3 = "rtx-4090,GeForce RTX 4090,3,5000,1,2026-11-30,published,TEST quote Q-18 (test figure)"
+
+
+def _ten_days(c: Path) -> None:
+    """A 10-day window (and a deadline after it); the runs stay where they were, inside it."""
+    edit_protocol(c, lambda p: (p["window"].update(end="2026-10-15T09:00"), p.update(deadline="2026-10-15T18:00")))
+
+
+def _rtx_periods(c: Path, periods: list[int], total: int) -> None:
+    edit_protocol(c, lambda p: p["experiments"][0]["rental"].update(periods=periods))
+    edit_tariffs(c, lambda ls: [ls[0] + ",source", *(t + "," for t in ls[1:] if t), RTX3])
+    set_rows(c, RTX, None, package_total_usd_minor=str(total))
+
+
+def _b200_month(c: Path) -> None:
+    """The B200 experiment on a 30-day package, which the tariffs do not price: it stays unpriced."""
+    edit_protocol(c, lambda p: p["experiments"][1]["rental"].update(duration_days=30))
+    set_rows(c, B200, None, duration_days="30", package_total_usd_minor="")
+
+
+def m_periods_cover_ten_days(c: Path) -> list[Where]:
+    _ten_days(c)
+    _rtx_periods(c, [7, 3], 16000)
+    _b200_month(c)
+    return []
+
+
+def v_periods_summed(decision: dict[str, Any], findings: list[Any]) -> None:
+    package = decision["experiments"][0]["package"]
+    assert (package["duration_days"], package["total_usd_minor"]) == (10, 16000), package
+    assert [(p["duration_days"], p["total_usd_minor"]) for p in package["periods"]] == [(7, 11000), (3, 5000)]
+    assert decision["decision"]["answer"] in RTX_ALL, decision["decision"]
+
+
+def m_one_period_short(c: Path) -> list[Where]:
+    # 10 days of runs registered on one 7-day package: no automatic extension
+    _ten_days(c)
+    _rtx_periods(c, [7], 11000)
+    _b200_month(c)
+    return [Where(PROTOCOL, None, f"/experiments/{RTX}/rental")]
+
+
+def m_periods_first_not_duration(c: Path) -> list[Where]:
+    _ten_days(c)
+    _rtx_periods(c, [3, 7], 16000)
+    _b200_month(c)
+    return [Where(PROTOCOL, None, "/experiments/0/rental/duration_days")]
+
+
+def m_longer_than_needed(c: Path) -> list[Where]:
+    # the 96 h window is covered by the 7-day package, never by a 3-day one: rent 30 days for the B200
+    _b200_month(c)
+    return [Where(PROTOCOL, None, f"/experiments/{B200}/rental")]
+
+
+RULES += [
+    SeedRule("price-periods-summed", "consecutive packages cover the window together and commit the sum of their "
+             "prices", f"{A} 'Die Dauer mit dem vollständigen Zeitplan wählen'", None, m_periods_cover_ten_days,
+             protect="decision", verify=v_periods_summed),
+    SeedRule("price-no-automatic-extension", "a window longer than the registered package is not covered: no "
+             "automatic extension", f"{A} 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+             "package-does-not-cover-window", m_one_period_short, targets=RTX_ALL, reason="package"),
+    SeedRule("price-periods-first", "a rental's duration_days is the first of its periods",
+             f"{A} 'Die Dauer mit dem vollständigen Zeitplan wählen'", "rental-periods-mismatch",
+             m_periods_first_not_duration, targets=RTX_ALL),
+    SeedRule("price-package-needed", "a package longer than the smallest one covering the window is named, with "
+             "the difference in money", f"{A} 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+             "package-longer-than-needed", m_longer_than_needed, protect="warning", severity="warning"),
 ]

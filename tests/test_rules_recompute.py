@@ -143,8 +143,8 @@ def test_published_tariff_differs_from_catalogue(campaign: Path, line: int, colu
 def test_published_tariff_for_gpu_the_catalogue_does_not_publish(h200: Path) -> None:
     path = h200 / TARIFFS
     path.write_text(path.read_text() + "h200,H200,7,5000,1,2026-09-24,published\n")
-    f = found(check_campaign(h200), "tariff-not-catalogue", file=TARIFFS, line=4, field="price_status")[0]
-    assert "illustrative" in (f.fix or "")
+    f = found(check_campaign(h200), "tariff-not-catalogue", file=TARIFFS, line=4, field="source")[0]
+    assert "illustrative" in (f.fix or "") and "source" in (f.fix or "")
 
 
 def test_illustrative_tariff_is_not_a_catalogue_finding(h200: Path) -> None:

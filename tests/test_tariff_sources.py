@@ -80,3 +80,58 @@ def test_cost_names_the_catalogue_for_a_catalogue_price(run_cli: Callable[..., C
     result = run_cli("cost", "--gpu", "b200", "--days", "7", "--lots", "2")
     assert result.code == 0
     assert "price: published, catalogue snapshot of 2026-09-24" in result.out
+
+
+def test_the_h200_campaign_warns_that_a_three_day_package_would_have_covered_its_window(tmp_path: Path) -> None:
+    result = check_campaign(_h200(tmp_path, "h200,H200,7,123400,1,2026-11-30,published", QUOTE))
+    warned = [f for f in result.findings if f.code == "package-longer-than-needed"]
+    assert len(warned) == 1 and warned[0].severity.value == "warning"
+    assert "a 3-day package (72 h) covers the 8.3 h window" in warned[0].message
+    assert "the difference is unknown" in warned[0].message  # the tariffs price no 3-day H200
+    package = result.decision["experiments"][0]["package"]
+    assert package["needed_days"] == 3 and "needed_total_usd_minor" not in package  # unknown: left out
+    assert result.decision["decision"]["status"] == "answered"  # a warning never gates
+
+
+def test_the_difference_in_money_when_both_packages_are_priced(tmp_path: Path) -> None:
+    folder = _h200(tmp_path, "h200,H200,7,123400,1,2026-11-30,published", QUOTE)
+    with (folder / "tarifs-forfaits.csv").open("a", encoding="utf-8") as tariffs:
+        tariffs.write(f"h200,H200,3,60000,1,2026-11-30,published,{QUOTE}\n")
+    warned = [f for f in check_campaign(folder).findings if f.code == "package-longer-than-needed"]
+    assert warned and "600.00 USD instead of 1234.00 USD, 634.00 USD more than needed" in warned[0].message
+
+
+def test_other_expenses_are_listed_apart_and_never_budgeted(tmp_path: Path) -> None:
+    import json
+
+    folder = _h200(tmp_path, "h200,H200,7,123400,1,2026-11-30,published", QUOTE)
+    protocol = json.loads((folder / "protocol.json").read_text(encoding="utf-8"))
+    protocol["other_expenses"] = [{"what": "object storage, 200 GB for 7 days", "amount_usd_minor": 1250,
+                                   "why": "the corpus and predictions kept beside the GPU"}]
+    (folder / "protocol.json").write_text(json.dumps(protocol, indent=2), encoding="utf-8")
+    result = check_campaign(folder)
+    assert not result.errors
+    expenses = result.decision["campaign"]["other_expenses"]
+    assert expenses == [{"what": "object storage, 200 GB for 7 days", "amount_usd_minor": 1250,
+                         "why": "the corpus and predictions kept beside the GPU"}]
+    budgets = {c["committed_budget_usd_minor"] for c in result.decision["configurations"]}
+    assert budgets == {123400}  # never added to a configuration's budget
+
+
+def test_invoice_check_commits_one_package_per_period() -> None:
+    from generator.invoice.check import committed_packages, other_expenses
+
+    period = {"price_status": "published", "price_source": "provider", "snapshot_date": "2026-11-30"}
+    decision = {"campaign": {"other_expenses": [{"what": "egress", "amount_usd_minor": 900, "why": "results out"}]},
+                "experiments": [{"id": "rtx", "package": {
+                    "gpu": "rtx-4090", "duration_days": 10, "lots": 1, "gpus_per_lot": 1, "total_usd_minor": 16000,
+                    "price_per_lot_usd_minor": 16000, "price_source": "provider", "price_source_detail": "Q-18",
+                    "periods": [{**period, "duration_days": 7, "price_per_lot_usd_minor": 11000,
+                                 "total_usd_minor": 11000, "price_source": "catalogue",
+                                 "price_source_detail": "2026-09-24"},
+                                {**period, "duration_days": 3, "price_per_lot_usd_minor": 5000,
+                                 "total_usd_minor": 5000, "price_source_detail": "Q-18"}]}}]}
+    committed = committed_packages(decision)
+    assert [(c.gpu, c.days, c.lots, c.total_usd_minor, c.price_source) for c in committed] == [
+        ("rtx-4090", 7, 1, 11000, "catalogue"), ("rtx-4090", 3, 1, 5000, "provider")]
+    assert other_expenses(decision) == [("egress", 900)]

@@ -93,3 +93,18 @@ def check_measurement_links(protocol: Protocol, file: str, out: list[Finding]) -
                                     rule="memory feasibility needs a measurement of the variant itself",
                                     fix=f"add the measurement of {exp.id}/{v.id} and name it in its "
                                         "`measurement` field"))
+
+
+def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """A rental that lists its consecutive periods and also gives duration_days names the first period there."""
+    for i, exp in enumerate(protocol.experiments):
+        rental = exp.rental
+        written = rental.written_duration_days
+        if len(rental.periods) > 1 and written is not None and written != rental.periods[0]:
+            out.append(make_finding(
+                "rental-periods-mismatch", Severity.ERROR, file, f"experiment {exp.id!r} rents the periods "
+                f"{rental.label} days but gives duration_days {written}",
+                field=f"/experiments/{i}/rental/duration_days",
+                claimed=written, recomputed=rental.periods[0],
+                rule="duration_days is the first of the periods; the committed package is all of them",
+                fix=f"write duration_days {rental.periods[0]}, or leave it out and keep periods"))

@@ -48,6 +48,7 @@ def _check_protocol(protocol: Protocol, file: str, out: list[Finding],
         names.check_names(protocol, file, out)  # names the bundle's manifests could not carry back
     protocol_rules.check_classes(protocol, file, out)
     protocol_rules.check_measurement_links(protocol, file, out)
+    protocol_rules.check_rentals(protocol, file, out)
     _check_experiments(protocol, file, out)
     _check_times(protocol, file, out)
 

@@ -110,6 +110,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         # the decision's names: an unsigned bundle (--allow-unsigned) may hold anything in them
         print(escape_terminal(f"committed: {c.gpu}, {c.days}-day package: {c.lots} x {usd(c.price_per_lot_usd_minor)}"
                               f" = {usd(c.total_usd_minor)} ({', '.join(c.experiments)})" + _origin(c)))
+    for what, amount in result.other_expenses:
+        print(escape_terminal(f"other expense (registered apart, not a package, not compared): {what}: {usd(amount)}"))
     for f in result.findings:
         where = f"invoice line {f.line}" if f.line is not None else "invoice"
         print(escape_terminal(f"{where}: {f.code}: {f.message} [billed {f.billed}; {f.against} {f.committed}]"))

@@ -83,6 +83,11 @@ AUDIT: tuple[Code, ...] = (
     Code("tariff-not-catalogue", E, S, "a published price is the catalogue snapshot's unchanged, or the provider's "
          "with its source (the Lab archive's manifest, or a quote or page named in the source column)",
          "copy the catalogue's price, name the provider's source, or mark the price illustrative"),
+    Code("package-longer-than-needed", W, C, "the smallest package that covers the window is the package really "
+         "needed: a longer one is named, with the difference in money", "say in the protocol's notes why the longer "
+         "package was needed"),
+    Code("rental-periods-mismatch", E, C, "a rental that lists its periods names the first of them as "
+         "duration_days, if it gives duration_days at all", "write the first period as duration_days, or leave it out"),
     Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "
          "size and a 64-hex SHA-256", "copy the archive's MANIFEST.json unchanged, or remove files.lab_manifest"),
     Code("tariffs-not-in-manifest", E, S, "a tariffs file proven by the Lab archive's manifest has the size and "

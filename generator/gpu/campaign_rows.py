@@ -86,7 +86,7 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
         "elapsed_seconds": None if failed or row["elapsed_seconds"] is None else round(row["elapsed_seconds"], 6),
         **{k: row[k] for k in ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
                                "peak_reserved_bytes")},
-        "duration_days": exp["rental"]["duration_days"], "lots": exp["rental"]["lots"],
+        "duration_days": _periods(exp["rental"])[0], "lots": exp["rental"]["lots"],
         "package_total_usd_minor": _package_total(exp["rental"]), "accepted_unique_corpora": None,
         "notes": _notes(plan, config, phase, row, len(done)),
         "_outcome": "ok" if not failed else ("oom" if (row["error"] or "").startswith("out of memory") else "failed"),
@@ -98,12 +98,17 @@ def _published_tariffs() -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(published_tariffs().read_text(encoding="utf-8"))))
 
 
+def _periods(rental: dict[str, Any]) -> list[int]:
+    """The rental's packages in order: its `periods`, or its one `duration_days`."""
+    return [int(d) for d in rental.get("periods") or [rental["duration_days"]]]
+
+
 def _package_total(rental: dict[str, Any]) -> int | None:
-    """Price per lot x lots from the published prices only; None (unknown) for any other GPU."""
-    for t in _published_tariffs():
-        if t["gpu"] == rental["gpu"] and int(t["duration_days"]) == rental["duration_days"]:
-            return int(t["price_per_lot_usd_minor"]) * int(rental["lots"])
-    return None
+    """Price per lot x lots, summed over the rental's periods, from the published prices only; None (unknown)
+    when a period has no such price."""
+    prices = {(t["gpu"], int(t["duration_days"])): int(t["price_per_lot_usd_minor"]) for t in _published_tariffs()}
+    found = [prices.get((rental["gpu"], days)) for days in _periods(rental)]
+    return None if None in found else sum(p for p in found if p is not None) * int(rental["lots"])
 
 
 def measurement_document(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel,

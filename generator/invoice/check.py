@@ -50,6 +50,7 @@ class InvoiceCheck:
     invoice: Invoice | None = None
     committed: list[Committed] = field(default_factory=list)
     findings: list[InvoiceFinding] = field(default_factory=list)
+    other_expenses: list[tuple[str, int]] = field(default_factory=list)  # registered apart: listed, not compared
 
     @property
     def ok(self) -> bool:
@@ -70,6 +71,7 @@ class InvoiceCheck:
                     "grand_total": _str(inv.grand_total), "lines": len(inv.lines)},
                 "committed": [asdict(c) for c in self.committed],
                 "committed_total_usd_minor": committed_total(self.committed),
+                "other_expenses": [{"what": w, "amount_usd_minor": a} for w, a in self.other_expenses],
                 "findings": [asdict(f) for f in self.findings], "ok": self.ok}
 
 
@@ -87,7 +89,10 @@ def committed_packages(decision: dict[str, Any]) -> list[Committed]:
     grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for e in decision.get("experiments") or []:
         p = e["package"]
-        grouped.setdefault((p["gpu"], p["duration_days"]), []).append({**p, "experiment": e["id"]})
+        # Consecutive packages (a rental's periods) are billed one line each: one committed package per period.
+        for part in p.get("periods") or [p]:
+            grouped.setdefault((p["gpu"], part["duration_days"]), []).append(
+                {**p, **part, "lots": p["lots"], "experiment": e["id"]})
     out = []
     for (gpu, days), packages in grouped.items():
         lots = sum(int(p["lots"]) for p in packages)
@@ -101,6 +106,12 @@ def committed_packages(decision: dict[str, Any]) -> list[Committed]:
                              price_source=packages[0].get("price_source"),
                              price_source_detail=packages[0].get("price_source_detail")))
     return out
+
+
+def other_expenses(decision: dict[str, Any]) -> list[tuple[str, int]]:
+    """The expenses the protocol registered beside the packages (what, cents): listed, never compared."""
+    campaign = decision.get("campaign") or {}
+    return [(str(e["what"]), int(e["amount_usd_minor"])) for e in campaign.get("other_expenses") or []]
 
 
 def committed_total(committed: list[Committed]) -> int | None:
@@ -224,6 +235,8 @@ def check_invoice(invoice_path: Path, bundle: Path, trust: Trust, allow_unsigned
         if report.ok:
             raise UnreadableInputError(f"{bundle}: the verified bundle holds no readable decision.json")
         return result
-    result.committed = committed_packages(json.loads(raw))
+    decision = json.loads(raw)
+    result.committed = committed_packages(decision)
+    result.other_expenses = other_expenses(decision)
     result.findings = reconcile(invoice, result.committed)
     return result

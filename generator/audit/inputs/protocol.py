@@ -18,7 +18,7 @@ from generator.audit.inputs.access import (
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
 from generator.core.jsonvalue import JsonObject, JsonScalar
 
-__all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
+__all__ = ["Corpus", "Exclusion", "Expense", "ExperimentSpec", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
            "QualityReference", "Rental", "Timer", "Variant", "Warmup", "WindowSpec"]
 
 
@@ -141,15 +141,31 @@ class Warmup:
 
 @dataclass(frozen=True)
 class Rental:
-    """The package an experiment commits."""
+    """The packages an experiment commits: one (`duration_days`), or consecutive ones (`periods`, no automatic
+    extension: each is billed whole); `duration_days` is the first package, `periods` all of them in order."""
 
     gpu: str
     duration_days: int
     lots: int
+    periods: tuple[int, ...]
+    written_duration_days: int | None  # as the protocol writes it (None when it gives `periods` alone)
 
     @classmethod
     def of(cls, data: JsonObject) -> Rental:
-        return cls(as_str(data["gpu"]), as_int(data["duration_days"]), as_int(data["lots"]))
+        written = opt_int(data.get("duration_days"))
+        listed = data.get("periods")
+        periods = tuple(as_int(p) for p in listed) if isinstance(listed, list) and listed else (as_int(written),)
+        return cls(as_str(data["gpu"]), periods[0], as_int(data["lots"]), periods, written)
+
+    @property
+    def total_days(self) -> int:
+        """The days the packages cover together."""
+        return sum(self.periods)
+
+    @property
+    def label(self) -> str:
+        """The packages' days as a reader writes them: `7`, or `7 + 3`."""
+        return " + ".join(str(d) for d in self.periods)
 
 
 @dataclass(frozen=True)
@@ -222,6 +238,19 @@ class OutputFormat:
 
 
 @dataclass(frozen=True)
+class Expense:
+    """An expense registered beside the packages: what it is, its amount in cents, and why it was needed."""
+
+    what: str
+    amount_usd_minor: int
+    why: str
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Expense:
+        return cls(as_str(data["what"]), as_int(data["amount_usd_minor"]), as_str(data["why"]))
+
+
+@dataclass(frozen=True)
 class Protocol:
     """protocol.json: everything decided before the first measurement."""
 
@@ -243,6 +272,7 @@ class Protocol:
     window: WindowSpec
     deadline: str
     files: Files
+    other_expenses: tuple[Expense, ...] | None = None
 
     @classmethod
     def of(cls, data: JsonObject) -> Protocol:
@@ -250,7 +280,7 @@ class Protocol:
         synthetic = data["synthetic_data"]
         if not isinstance(synthetic, bool):
             raise TypeError("synthetic_data is a boolean")
-        exclusions = data.get("exclusions")
+        exclusions, spent = data.get("exclusions"), data.get("other_expenses")
         w, f, o = as_object(data["window"]), as_object(data["files"]), as_object(data["output_format"])
         return cls(
             as_str(data["schema_version"]), as_str(data["title"]), as_str(data["question"]), as_str(data["scenario"]),
@@ -263,7 +293,8 @@ class Protocol:
             tuple(ExperimentSpec.of(e) for e in as_objects(data["experiments"])), Timer.of(as_object(data["timer"])),
             WindowSpec(as_str(w["start"]), as_str(w["end"]), as_str(w["timezone"])), as_str(data["deadline"]),
             Files(as_str(f["expected_ids"]), as_str(f["reference"]), as_str(f["raw_results"]), as_str(f["tariffs"]),
-                  as_str(f["predictions"]), opt_str(f.get("lab_manifest"))))
+                  as_str(f["predictions"]), opt_str(f.get("lab_manifest"))),
+            None if spent is None else tuple(Expense.of(e) for e in as_objects(spent)))
 
     def experiment(self, experiment_id: str) -> ExperimentSpec | None:
         return next((e for e in self.experiments if e.id == experiment_id), None)

@@ -47,6 +47,8 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
     rental = exp.rental
     for column in ("duration_days", "lots"):
         rented = rental.duration_days if column == "duration_days" else rental.lots
+        if column == "duration_days" and len(rental.periods) > 1 and row.cell(column) in rental.periods:
+            continue  # a row of consecutive packages names the one it ran in
         if row.cell(column) is not None and row.cell(column) != rented:
             out.append(make_finding("package-mismatch", E, grid_file,
                                     f"{column} {row.cell(column)} differs from the rented package ({rented})",

@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from datetime import datetime
+from decimal import Decimal
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc
@@ -61,6 +62,7 @@ class _Context:
         self.tariffs = tariffs
         self.tariffs_file = tariffs_file
         self.proof = proof
+        self.window_hours: Decimal | None = None  # exact, set by _window (the Window shows them rounded)
         self.findings: list[Finding] = []
         self.measurements_checked: set[str] = set()
 
@@ -68,7 +70,8 @@ class _Context:
 def _window(ctx: _Context) -> Window:
     p = ctx.protocol
     w = p.window
-    cover = cost.coverage(cost.window_hours(w.start, w.end, w.timezone))
+    ctx.window_hours = cost.window_hours(w.start, w.end, w.timezone)
+    cover = cost.coverage(ctx.window_hours)
     start = cost.parse_local(w.start, w.timezone)
     end = cost.parse_local(w.end, w.timezone)
     deadline = cost.parse_local(p.deadline, w.timezone)
@@ -313,11 +316,12 @@ def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
         _row_checks(ctx, index, row, line, exp)
     ctx.findings.extend(comparability.check_experiment(exp, [(r, ln) for _, r, ln in exp_rows], ctx.grid_file))
     rented, priced = price_package(exp, exp_rows, window, ctx.tariffs, ctx.grid_file, ctx.tariffs_file,
-                                   ctx.proof)
-    # What the package says of the price (no tariff, an illustrative one) concerns this experiment's configurations.
+                                   ctx.proof, ctx.window_hours)
+    # What the package says of the price (no tariff, an illustrative one) and of its length concerns this
+    # experiment's configurations.
     ids = tuple(f"{exp.id}/{v.id}" for v in exp.variants)
-    ctx.findings.extend(replace(f, configurations=ids) if f.file == ctx.tariffs_file and f.line is None else f
-                        for f in priced)
+    ctx.findings.extend(replace(f, configurations=ids) if (f.file == ctx.tariffs_file and f.line is None)
+                        or f.code == "package-longer-than-needed" else f for f in priced)
     configs = [_configuration(ctx, exp, v, [t for t in exp_rows if t[1].variant_id == v.id], rented, window)
                for v in exp.variants]
     description = exp.description if exp.description is not None else ""

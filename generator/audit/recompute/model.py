@@ -8,6 +8,7 @@ from generator.audit.findings import Finding
 from generator.audit.inputs.protocol import Corpus, Protocol, QualityReference, Timer, Warmup
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.audit.recompute.runcells import ClaimedCells, EnvironmentCells, MemoryCells, RecomputedRun
+from generator.audit.recompute.spend import OtherExpense, PackagePeriod
 from generator.core.jsonvalue import JsonScalar
 
 __all__ = [
@@ -69,6 +70,11 @@ class Package(JsonRecord):
     snapshot_date: str | None
     price_source: str | None  # catalogue, provider or illustrative (generator.audit.tariffrules)
     price_source_detail: str | None  # the catalogue's snapshot date, lab-manifest, or the source the row names
+    # Consecutive packages (the protocol's rental.periods), each priced; absent for a single package.
+    periods: tuple[PackagePeriod, ...] | None = field(metadata=OMIT_IF_NONE)
+    # The shortest single package that covers the window, when it is shorter than the one rented, and its price.
+    needed_days: int | None = field(metadata=OMIT_IF_NONE)
+    needed_total_usd_minor: int | None = field(metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)
@@ -332,14 +338,17 @@ class CampaignSummary(JsonRecord):
     timer: Timer
     notes: str
     language: str
+    other_expenses: tuple[OtherExpense, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
     @classmethod
     def of(cls, protocol: Protocol) -> CampaignSummary:
         """The summary of a valid protocol (its notes empty when it has none, its note language English)."""
+        spent = protocol.other_expenses
         return cls(protocol.title, protocol.question, protocol.scenario, protocol.registered_at,
                    protocol.synthetic_data, protocol.corpus, list(protocol.classes), protocol.timer,
                    protocol.notes if protocol.notes is not None else "",
-                   protocol.language if protocol.language is not None else "en")
+                   protocol.language if protocol.language is not None else "en",
+                   tuple(OtherExpense(e.what, e.amount_usd_minor, e.why) for e in spent) if spent else None)
 
 
 @dataclass(frozen=True)

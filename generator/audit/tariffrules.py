@@ -40,9 +40,8 @@ class Price:
 
 @dataclass(frozen=True)
 class ManifestProof:
-    """The tariffs file against the Lab archive's manifest: the manifest's path and whether it lists this file."""
+    """The tariffs file against the Lab archive's manifest: whether the manifest lists this very file."""
 
-    manifest_file: str
     proven: bool
 
 
@@ -125,23 +124,18 @@ def manifest_findings(tariffs_file: str, size: int, sha256: str, manifest_file: 
                       refused: str | None) -> tuple[ManifestProof, list[Finding]]:
     """Whether the Lab manifest lists the tariffs file with this size and SHA-256; each way it does not is an error."""
     if listed is None:
-        return ManifestProof(manifest_file, False), [make_finding(
+        return ManifestProof(False), [make_finding(
             "lab-manifest-refused", E, manifest_file, f"the Lab archive's manifest cannot prove {tariffs_file}: "
             f"{refused}", field="files.lab_manifest", value=manifest_file,
             rule="the manifest lists tarifs-forfaits.csv once, with its size in bytes and a 64-hex SHA-256",
             fix="copy the MANIFEST.json of the Lab archive the tariffs came from, unchanged, or remove "
                 "files.lab_manifest and name each provider price's source")]
-    out = []
-    if size != listed[0]:
-        out.append(make_finding(
-            "tariffs-not-in-manifest", E, tariffs_file, f"{tariffs_file} has {size} bytes; {manifest_file} lists "
-            f"{listed[0]}", field="size", claimed=listed[0], recomputed=size,
-            rule="a tariffs file proven by the Lab's manifest is the archive's file, byte for byte",
-            fix="copy tarifs-forfaits.csv from the Lab archive unchanged, or remove files.lab_manifest"))
-    if sha256 != listed[1]:
-        out.append(make_finding(
-            "tariffs-not-in-manifest", E, tariffs_file, f"{tariffs_file} has SHA-256 {sha256}; {manifest_file} "
-            f"lists {listed[1]}", field="sha256", claimed=listed[1], recomputed=sha256,
-            rule="a tariffs file proven by the Lab's manifest is the archive's file, byte for byte",
-            fix="copy tarifs-forfaits.csv from the Lab archive unchanged, or remove files.lab_manifest"))
-    return ManifestProof(manifest_file, not out), out
+    differences: list[tuple[str, str, int | str, int | str]] = [
+        ("size", f"{size} bytes", size, listed[0]), ("sha256", f"SHA-256 {sha256}", sha256, listed[1])]
+    out = [make_finding(
+        "tariffs-not-in-manifest", E, tariffs_file, f"{tariffs_file} has {has}; {manifest_file} lists {expected}",
+        field=field, claimed=expected, recomputed=read,
+        rule="a tariffs file proven by the Lab's manifest is the archive's file, byte for byte",
+        fix="copy tarifs-forfaits.csv from the Lab archive unchanged, or remove files.lab_manifest")
+        for field, has, read, expected in differences if read != expected]
+    return ManifestProof(not out), out

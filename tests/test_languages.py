@@ -255,3 +255,21 @@ def test_a_signed_note_never_hands_its_own_fingerprint_to_verify(lang: str, bund
     assert fingerprint in html  # shown, to compare with the one the signer sent
     assert f"--trust-fingerprint SHA256:{fingerprint}" not in html  # never as the command to copy
     assert "gpu-audit verify BUNDLE --trust-fingerprint SHA256:&lt;" in html
+
+
+# The three limits the seeds put on the evidence (003 'Wiederholen und Fehlschläge beibehalten', 'Speicher als
+# Machbarkeitskriterium nutzen'; 004 §3, §4), in the note's language.
+LIMITS = {
+    "en": ("they do not prove stability over a longer period", "not other processes, not memory outside that "
+           "allocator, not any other GPU", "proves neither availability nor a reservation"),
+    "de": ("sie beweisen nicht die Stabilität über einen längeren Zeitraum", "keine anderen Prozesse, keinen "
+           "Speicher außerhalb dieses Allocators, keine andere GPU", "belegt weder Verfügbarkeit noch eine "
+           "Reservierung"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(LIMITS))
+def test_the_note_states_what_its_evidence_does_not_show(bundles: dict[str, Path], lang: str) -> None:
+    text = _text(bundles[lang] / NOTE)
+    for limit in LIMITS[lang]:
+        assert limit in text, f"{lang}: {limit!r} missing"

@@ -6,7 +6,7 @@ import contextvars
 import os
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -46,6 +46,7 @@ from generator.audit.recompute.model import (
     Recomputation,
     Tool,
 )
+from generator.audit.recompute.reproduction import reproduction_findings
 from generator.audit.validate import tariffs_proof, validate_inputs
 from generator.core.jsonvalue import JsonDocument
 from generator.core.safefiles import sha256_file
@@ -253,7 +254,8 @@ def assess_predictions(inputs: CampaignInputs, judge: _Judge | None, *, fast: bo
 
 
 def recompute_and_gate(inputs: CampaignInputs, judged: bool, acceptances: dict[int, Acceptance],
-                       findings: list[Finding]) -> tuple[Recomputation | None, Decision, list[Finding]]:
+                       findings: list[Finding], digests: Mapping[str, tuple[int, str]] | None = None
+                       ) -> tuple[Recomputation | None, Decision, list[Finding]]:
     """The recomputed window, experiments and configurations (with their evidence), the gated decision, and
     every finding attributed.
 
@@ -267,6 +269,7 @@ def recompute_and_gate(inputs: CampaignInputs, judged: bool, acceptances: dict[i
     body, more = recompute(inputs.protocol, grid.file, inputs.grid_rows, grid.lines, acceptances, inputs.measured,
                            inputs.tariff_rows, tariffs.file if tariffs else inputs.files["tariffs"],
                            tariffs_proof(inputs)[0])
+    more += reproduction_findings(inputs.protocol.quality, body.configurations, digests or {}, grid.file)
     findings = attribute(findings + more, owners_of(inputs))
     configurations, decision = decide(body.configurations, findings)
     return replace(body, configurations=tuple(configurations)), decision, findings
@@ -318,5 +321,5 @@ def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None =
     judge = _judge(inputs, fast)
     assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, read_from=read_from)
     body, decision, findings = recompute_and_gate(inputs, judge is not None, assessed.acceptances,
-                                                  inputs.findings + assessed.findings)
+                                                  inputs.findings + assessed.findings, assessed.hashed)
     return assemble(inputs, assessed.hashed, body, decision, findings)

@@ -88,6 +88,11 @@ AUDIT: tuple[Code, ...] = (
          "package was needed"),
     Code("rental-periods-mismatch", E, C, "a rental that lists its periods names the first of them as "
          "duration_days, if it gives duration_days at all", "write the first period as duration_days, or leave it out"),
+    Code("reproduction-not-identical", E, C, "with the target identical, every warm run of a configuration writes "
+         "the same prediction file", "find what makes the runs differ, or register the target they can meet"),
+    Code("reproduction-beyond-bound", E, C, "with the target bounded, the metric's spread across a configuration's "
+         "warm runs is at most the registered bound", "find what makes the runs differ, or register a bound they "
+         "can meet"),
     Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "
          "size and a 64-hex SHA-256", "copy the archive's MANIFEST.json unchanged, or remove files.lab_manifest"),
     Code("tariffs-not-in-manifest", E, S, "a tariffs file proven by the Lab archive's manifest has the size and "

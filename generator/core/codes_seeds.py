@@ -109,6 +109,8 @@ SEEDS: dict[str, str] = {
     "synthetic-model-measurement": "004 Inhalt, §3; 000/001/002 §3",
     "package-longer-than-needed": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "rental-periods-mismatch": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
+    "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "lab-manifest-refused": "004 Inhalt (MANIFEST.json: sizes and SHA-256 of the eight content files)",
     "tariffs-not-in-manifest": (
         "004 Inhalt (MANIFEST.json, tarifs-forfaits.csv); 003 'Die gebundenen Kosten mit unseren Paketen berechnen'"),

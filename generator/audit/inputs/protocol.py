@@ -69,11 +69,18 @@ class Quality:
     tolerance: float
     direction: str
     reference: QualityReference
+    reproduction: str | None = None  # identical, bounded or quality; None: not registered (quality assumed)
+    reproduction_bound: float | None = None  # for bounded: the largest spread of the metric across warm runs
 
     @classmethod
     def of(cls, data: JsonObject) -> Quality:
+        target = data.get("reproduction")
+        repro = as_object(target) if isinstance(target, dict) else None
+        bound = repro.get("bound") if repro is not None else None
         return cls(as_str(data["metric"]), as_number(data["threshold"]), as_number(data["tolerance"]),
-                   as_str(data["direction"]), QualityReference.of(as_object(data["reference"])))
+                   as_str(data["direction"]), QualityReference.of(as_object(data["reference"])),
+                   as_str(repro["target"]) if repro is not None else None,
+                   as_number(bound) if bound is not None else None)
 
 
 @dataclass(frozen=True)

@@ -360,12 +360,14 @@ class QualityRule(JsonRecord):
     tolerance: float
     direction: str
     reference: QualityReference
+    reproduction: str | None = field(default=None, metadata=OMIT_IF_NONE)  # recompute.reproduction
+    reproduction_bound: float | None = field(default=None, metadata=OMIT_IF_NONE)
 
     @classmethod
     def of(cls, protocol: Protocol) -> QualityRule:
         """The protocol's quality rule."""
         q = protocol.quality
-        return cls(q.metric, q.threshold, q.tolerance, q.direction, q.reference)
+        return cls(q.metric, q.threshold, q.tolerance, q.direction, q.reference, q.reproduction, q.reproduction_bound)
 
 
 @dataclass(frozen=True)

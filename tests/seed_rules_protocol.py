@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from seed_rules import ANY, B4, GRID, RTX, A, SeedRule, Where, edit_lines, edit_protocol, line_of, pred
+from seed_rules import ANY, B4, GRID, PROTOCOL, RTX, A, P, SeedRule, Where, edit_lines, edit_protocol, line_of, pred
 
 _SOURCE = f"{A} 'Qualität nach einem Wechsel der Präzision prüfen'"
 
@@ -55,4 +55,34 @@ RULES: list[SeedRule] = [
              "runs stays within the bound", _SOURCE, "reproduction-beyond-bound", m_beyond_bound, targets=(B4,)),
     SeedRule("reproduction-quality", "with acceptable quality registered, acceptance alone decides", _SOURCE, None,
              m_quality_only, protect="decision", verify=v_quality_only),
+]
+
+
+def m_other_code_revision(c: Path) -> list[Where]:
+    # Each experiment states the inference code it ran; the B200 series ran another commit, with compilation.
+    edit_protocol(c, lambda p: (p["experiments"][0]["fixed"].update(code_revision="abc1234", compile="eager"),
+                                p["experiments"][1]["fixed"].update(code_revision="def5678", compile="eager")))
+    return [Where(PROTOCOL, None, "/experiments/1/fixed/code_revision")]
+
+
+def m_one_attention_backend(c: Path) -> list[Where]:
+    # The same code, quantisation, attention backend and deterministic options in both series: one kind of work.
+    same = {"code_revision": "abc1234", "quantisation": "none", "attention_backend": "sdpa",
+            "deterministic": "torch.use_deterministic_algorithms(True)"}
+    edit_protocol(c, lambda p: [e["fixed"].update(same) for e in p["experiments"]])
+    return []
+
+
+def v_same_fixed_fields(decision: dict[str, Any], findings: list[Any]) -> None:
+    assert decision["decision"]["answer"] == B4 and not [f for f in findings if f.code == "different-work"]
+
+
+_FIXED = f"{A} 'Eingaben, Referenz und Manifest vorbereiten'; {P} §1, §2"
+RULES += [
+    SeedRule("fixed-code-revision", "the code revision, quantisation, compilation, attention backend and "
+             "deterministic options held fixed are compared across the experiments ranked together", _FIXED,
+             "different-work", m_other_code_revision, protect="withheld"),
+    SeedRule("fixed-fields-same", "experiments that state the same code, quantisation, attention backend and "
+             "deterministic options are ranked together", _FIXED, None, m_one_attention_backend, protect="decision",
+             verify=v_same_fixed_fields),
 ]

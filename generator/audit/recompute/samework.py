@@ -18,7 +18,8 @@ E = Severity.ERROR
 # change the precision or the hardware (and requalify it under the one quality rule, which acceptance applies to
 # every variant); the hardware is not in `fixed` at all (rental, gpu_model, environment).
 WORK_KEYS = ("corpus_revision", "input_order", "model_revision", "tokenizer_revision", "batch", "context",
-             "truncation", "padding", "seed")
+             "truncation", "padding", "seed", "code_revision", "quantisation", "compile", "attention_backend",
+             "deterministic")
 WARMUP_KEYS = ("iterations", "inputs", "recompilation")
 # Grid columns that give a work key's value where the protocol leaves it open (null): an unregistered value is
 # still the work done, and two experiments that leave it open may not do different work unseen.

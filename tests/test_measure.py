@@ -498,3 +498,24 @@ def test_h200_environment_file_is_valid() -> None:
     validate_environment(env)
     assert env["gpu_available"] is True and "H200" in env["gpu_name"]
     assert env["driver_version"] and env["torch_version"] and env["runtime_version"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="uses shell scripts as the vendor tools")
+def test_driver_version_of_a_rocm_stack_is_read_with_amd_smi_then_rocm_smi(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    _fake_tool(tmp_path, "nvidia-smi", 'printf "580.159.03\\n"')  # present, but not the ROCm stack's driver
+    _fake_tool(tmp_path, "rocm-smi", """printf '{"system": {"Driver version": "6.3.6"}}'""")
+    assert environment.read_driver_version(runtime="hip") == "6.3.6"
+    _fake_tool(tmp_path, "amd-smi", """printf '[{"gpu": 0, "driver": {"name": "amdgpu", "version": "6.8.5"}}]'""")
+    assert environment.read_driver_version(runtime="hip") == "6.8.5"
+    assert environment.read_driver_version(runtime="cuda") == "580.159.03"
+    _fake_tool(tmp_path, "amd-smi", "exit 4")
+    _fake_tool(tmp_path, "rocm-smi", "printf 'not json'")
+    assert environment.read_driver_version(runtime="hip") is None
+
+
+def _fake_tool(folder: Path, name: str, body: str) -> None:
+    script = folder / name
+    script.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)

@@ -152,7 +152,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="report Python, PyTorch, runtime, driver and the GPU seen at a device (exit 0 even without GPU)",
         description="Report the Python and PyTorch versions, the CUDA/HIP build version, whether the device is "
         "an accessible GPU, its name and memory as the runtime reports them, the visible device count and "
-        "the driver version read separately from nvidia-smi. No environment variables or personal data.",
+        "the driver version read separately from nvidia-smi (amd-smi, then rocm-smi, under ROCm). No environment "
+        "variables or personal data.",
     )
     v.add_argument("--device", default="cuda:0", help="explicit device cuda:N (default cuda:0)")
     v.add_argument("--output", metavar="FILE", help="also write the report as JSON to FILE (must not exist)")

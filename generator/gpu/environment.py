@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import platform
 import re
 import shutil
@@ -24,25 +25,53 @@ def parse_device(device: str) -> int:
     return int(match.group(1))
 
 
-def read_driver_version(timeout_s: float = NVIDIA_SMI_TIMEOUT_S) -> str | None:
-    """Driver version from `nvidia-smi` (the vendor tool), or None when it is absent or fails."""
-    exe = shutil.which("nvidia-smi")
+def _vendor_tool(args: list[str], timeout_s: float) -> str | None:
+    """The standard output of a vendor tool found on PATH, or None when it is absent or fails."""
+    exe = shutil.which(args[0])
     if exe is None:
         return None
     try:
-        proc = subprocess.run(
-            [exe, "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=timeout_s, check=False,
-        )
+        proc = subprocess.run([exe, *args[1:]], capture_output=True, text=True, timeout=timeout_s, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    if proc.returncode != 0:
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _first_line(text: str | None) -> str | None:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[0][:64] if lines else None
+
+
+def _json_driver(text: str | None) -> str | None:
+    """The driver version in an AMD tool's JSON: a `driver` object's `version` (amd-smi static --driver) or a
+    `Driver version` value (rocm-smi --showdriverversion), wherever it is nested."""
+    try:
+        stack: list[object] = [json.loads(text or "")]
+    except ValueError:
         return None
-    for line in proc.stdout.splitlines():
-        line = line.strip()
-        if line:
-            return line[:64]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            driver = item.get("driver")
+            if isinstance(driver, dict) and isinstance(driver.get("version"), str) and driver["version"].strip():
+                return str(driver["version"]).strip()[:64]
+            for key, value in item.items():
+                if key.lower().replace("_", " ") == "driver version" and isinstance(value, str) and value.strip():
+                    return value.strip()[:64]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return None
+
+
+def read_driver_version(timeout_s: float = NVIDIA_SMI_TIMEOUT_S, runtime: str | None = None) -> str | None:
+    """Driver version from the vendor's tool: `nvidia-smi`, or for a HIP runtime (ROCm) `amd-smi` and then
+    `rocm-smi`; None when the tool is absent or fails. PyTorch's runtime version is never the driver's."""
+    if runtime == "hip":
+        return (_json_driver(_vendor_tool(["amd-smi", "static", "--driver", "--json"], timeout_s))
+                or _json_driver(_vendor_tool(["rocm-smi", "--showdriverversion", "--json"], timeout_s)))
+    return _first_line(_vendor_tool(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                    timeout_s))
 
 
 def import_torch() -> tuple[Any, str | None]:
@@ -66,7 +95,7 @@ def collect_environment(device: str, devices_used: int | None = None) -> dict[st
         "torch_version": None,
         "runtime": None,
         "runtime_version": None,
-        "driver_version": read_driver_version(),
+        "driver_version": None,
         "device": device,
         "gpu_available": False,
         "gpu_name": None,
@@ -77,9 +106,11 @@ def collect_environment(device: str, devices_used: int | None = None) -> dict[st
     }
     torch, reason = import_torch()
     if torch is None:
+        env["driver_version"] = read_driver_version()
         env["unavailable_reason"] = reason
         return env
     _runtime(torch, env)
+    env["driver_version"] = read_driver_version(runtime=env["runtime"])
     env["unavailable_reason"] = _gpu(torch, env, device, index)
     return env
 

@@ -86,3 +86,50 @@ RULES += [
              "deterministic options are ranked together", _FIXED, None, m_one_attention_backend, protect="decision",
              verify=v_same_fixed_fields),
 ]
+
+
+# ------------------------------------------------------------------- training and tuning data kept apart
+
+SPLIT_IDS = "splits/tuning-ids.csv"
+
+
+def _tuning_split(c: Path, shared: int = 0) -> None:
+    """A tuning split of 100 texts outside the corpus (and `shared` of the corpus's own expected IDs), registered
+    with the reference value measured on it."""
+    expected = (c / "expected-ids.csv").read_text(encoding="utf-8").split()[1:]
+    ids = [f"tune-{i:04d}" for i in range(100)] + expected[:shared]
+    (c / SPLIT_IDS).parent.mkdir(exist_ok=True)
+    (c / SPLIT_IDS).write_text("id\n" + "\n".join(ids) + "\n", encoding="utf-8")
+    edit_protocol(c, lambda p: (p.update(splits=[{"name": "tuning", "revision": "tuning@r1", "ids": SPLIT_IDS}]),
+                                p["quality"]["reference"].update(split="tuning")))
+
+
+def m_split_apart(c: Path) -> list[Where]:
+    _tuning_split(c)
+    return []
+
+
+def v_split_apart(decision: dict[str, Any], findings: list[Any]) -> None:
+    assert decision["decision"]["answer"] == B4 and decision["rule"]["reference"]["split"] == "tuning"
+    assert "splits/tuning-ids.csv" in {i["path"] for i in decision["inputs"]}  # the split's IDs are evidence
+
+
+def m_split_overlaps(c: Path) -> list[Where]:
+    _tuning_split(c, shared=3)
+    return [Where(PROTOCOL, None, "/splits/0/ids")]
+
+
+def m_reference_split_unknown(c: Path) -> list[Where]:
+    edit_protocol(c, lambda p: p["quality"]["reference"].update(split="training"))
+    return [Where(PROTOCOL, None, "/quality/reference/split")]
+
+
+_SPLITS = f"{P} §1; {A} 'Eingaben, Referenz und Manifest vorbereiten'"
+RULES += [
+    SeedRule("split-apart", "training and tuning splits registered apart from the corpus leave the decision as "
+             "it is", _SPLITS, None, m_split_apart, protect="decision", verify=v_split_apart),
+    SeedRule("split-overlaps-evaluation", "no ID of a training or tuning split is an expected ID of the "
+             "comparison corpus", _SPLITS, "split-overlaps-evaluation", m_split_overlaps, protect="withheld"),
+    SeedRule("reference-split-registered", "the reference value names the registered split it was measured on",
+             _SPLITS, "reference-split-unknown", m_reference_split_unknown, protect="withheld"),
+]

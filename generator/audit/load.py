@@ -60,6 +60,7 @@ class CampaignInputs:
     grid: Table | None = None
     tariffs: Table | None = None
     lab_manifest: ManifestReading | None = None  # protocol files.lab_manifest, when given and found
+    split_ids: dict[str, LabelFile] = field(default_factory=dict)  # the training and tuning splits' IDs, by name
     measurements: dict[str, Document] = field(default_factory=dict)
     measured: dict[str, MeasurementDoc] = field(default_factory=dict)  # the schema-valid measurements, typed
     grid_rows: list[GridRow] = field(default_factory=list)  # the grid's rows typed, aligned with grid.rows
@@ -126,6 +127,16 @@ def _load_truth(inputs: CampaignInputs, fast: bool) -> None:
                                        known=known, threads=True,
                                        max_bytes=size_limit(inputs.expected, inputs.classes))
         inputs.load_findings["reference"].extend(inputs.reference.problems)
+
+
+def _load_splits(inputs: CampaignInputs, fast: bool) -> None:
+    """The ID file of each training or tuning split the protocol registers (its format's findings are the
+    protocol's: a split is part of what the protocol states)."""
+    for split in (inputs.protocol.splits or ()) if inputs.protocol else ():
+        path = _locate(inputs, split.ids, f"{split.name} split IDs", "protocol", PROTOCOL_FILE)
+        if path is not None and split.name not in inputs.split_ids:
+            inputs.split_ids[split.name] = read_ids(path, split.ids, fast=fast, threads=True)
+            inputs.load_findings["protocol"].extend(inputs.split_ids[split.name].problems)
 
 
 def _load_table(inputs: CampaignInputs, key: str, role: str, schema_name: str) -> Table | None:
@@ -206,6 +217,7 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     """
     inputs = _load_protocol(open_campaign(path))
     _load_truth(inputs, fast)
+    _load_splits(inputs, fast)
     inputs.tariffs = _load_table(inputs, "tariffs", "tariffs", "tariffs-row")
     inputs.tariff_rows = [TariffRow.of(r) for r in inputs.tariffs.rows] if inputs.tariffs else []
     _load_lab_manifest(inputs)

@@ -93,6 +93,10 @@ AUDIT: tuple[Code, ...] = (
     Code("reproduction-beyond-bound", E, C, "with the target bounded, the metric's spread across a configuration's "
          "warm runs is at most the registered bound", "find what makes the runs differ, or register a bound they "
          "can meet"),
+    Code("split-overlaps-evaluation", E, S, "training and tuning data are kept apart from the comparison corpus: no "
+         "split shares an ID with the expected IDs", "evaluate on texts the model was not trained or tuned on"),
+    Code("reference-split-unknown", E, S, "the reference value names the registered split it was measured on",
+         "register the split, or name one that is registered"),
     Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "
          "size and a 64-hex SHA-256", "copy the archive's MANIFEST.json unchanged, or remove files.lab_manifest"),
     Code("tariffs-not-in-manifest", E, S, "a tariffs file proven by the Lab archive's manifest has the size and "

@@ -111,6 +111,8 @@ SEEDS: dict[str, str] = {
     "rental-periods-mismatch": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
+    "split-overlaps-evaluation": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
+    "reference-split-unknown": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "lab-manifest-refused": "004 Inhalt (MANIFEST.json: sizes and SHA-256 of the eight content files)",
     "tariffs-not-in-manifest": (
         "004 Inhalt (MANIFEST.json, tarifs-forfaits.csv); 003 'Die gebundenen Kosten mit unseren Paketen berechnen'"),

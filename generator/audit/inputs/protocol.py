@@ -18,8 +18,8 @@ from generator.audit.inputs.access import (
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
 from generator.core.jsonvalue import JsonObject, JsonScalar
 
-__all__ = ["Corpus", "Exclusion", "Expense", "ExperimentSpec", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
-           "QualityReference", "Rental", "Timer", "Variant", "Warmup", "WindowSpec"]
+__all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Expense", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
+           "QualityReference", "Rental", "Split", "Timer", "Variant", "Warmup", "WindowSpec"]
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,13 @@ class QualityReference:
 
     name: str
     value: float
+    # The registered split it was measured on; left out of decision.json when not given (recompute.jsonrecord's
+    # OMIT_IF_NONE, written out: this side imports only core).
+    split: str | None = field(default=None, metadata={"omit_if_none": True})
 
     @classmethod
     def of(cls, data: JsonObject) -> QualityReference:
-        return cls(as_str(data["name"]), as_number(data["value"]))
+        return cls(as_str(data["name"]), as_number(data["value"]), opt_str(data.get("split")))
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,19 @@ class OutputFormat:
 
 
 @dataclass(frozen=True)
+class Split:
+    """Data the model was trained or tuned on, kept apart from the comparison corpus: name, revision, ID file."""
+
+    name: str
+    revision: str
+    ids: str
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Split:
+        return cls(as_str(data["name"]), as_str(data["revision"]), as_str(data["ids"]))
+
+
+@dataclass(frozen=True)
 class Expense:
     """An expense registered beside the packages: what it is, its amount in cents, and why it was needed."""
 
@@ -280,6 +296,7 @@ class Protocol:
     deadline: str
     files: Files
     other_expenses: tuple[Expense, ...] | None = None
+    splits: tuple[Split, ...] | None = None
 
     @classmethod
     def of(cls, data: JsonObject) -> Protocol:
@@ -287,7 +304,7 @@ class Protocol:
         synthetic = data["synthetic_data"]
         if not isinstance(synthetic, bool):
             raise TypeError("synthetic_data is a boolean")
-        exclusions, spent = data.get("exclusions"), data.get("other_expenses")
+        exclusions, spent, splits = data.get("exclusions"), data.get("other_expenses"), data.get("splits")
         w, f, o = as_object(data["window"]), as_object(data["files"]), as_object(data["output_format"])
         return cls(
             as_str(data["schema_version"]), as_str(data["title"]), as_str(data["question"]), as_str(data["scenario"]),
@@ -301,7 +318,8 @@ class Protocol:
             WindowSpec(as_str(w["start"]), as_str(w["end"]), as_str(w["timezone"])), as_str(data["deadline"]),
             Files(as_str(f["expected_ids"]), as_str(f["reference"]), as_str(f["raw_results"]), as_str(f["tariffs"]),
                   as_str(f["predictions"]), opt_str(f.get("lab_manifest"))),
-            None if spent is None else tuple(Expense.of(e) for e in as_objects(spent)))
+            None if spent is None else tuple(Expense.of(e) for e in as_objects(spent)),
+            None if splits is None else tuple(Split.of(s) for s in as_objects(splits)))
 
     def experiment(self, experiment_id: str) -> ExperimentSpec | None:
         return next((e for e in self.experiments if e.id == experiment_id), None)

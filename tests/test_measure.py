@@ -180,9 +180,7 @@ def test_non_explicit_gpu_device_is_a_usage_error(device: str, capsys: pytest.Ca
 
 
 def _fake_nvidia_smi(folder: Path, body: str) -> None:
-    script = folder / "nvidia-smi"
-    script.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    _fake_tool(folder, "nvidia-smi", body)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="uses a shell script as nvidia-smi")

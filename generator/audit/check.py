@@ -276,7 +276,10 @@ def recompute_and_gate(inputs: CampaignInputs, judged: bool, acceptances: dict[i
 
 
 def _fingerprints(inputs: CampaignInputs, known: dict[str, tuple[int, str]]) -> list[InputFingerprint]:
-    """Size and SHA-256 of every input; files already hashed while they were read are not read again."""
+    """Size and SHA-256 of every input; files already hashed while they were read (the prediction files, the grid
+    and the tariffs) are not read again."""
+    tables = [t for t in (inputs.grid, inputs.tariffs) if t is not None and t.size is not None and t.sha256]
+    known = {**{t.file: (t.size or 0, t.sha256 or "") for t in tables}, **known}
     out = []
     for rel in inputs.input_files:
         if rel in known:

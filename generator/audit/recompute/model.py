@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.audit.findings import Finding
-from generator.audit.inputs.protocol import Corpus, Protocol, QualityReference, Timer, Warmup
+from generator.audit.inputs.protocol import Corpus, Expense, Protocol, QualityReference, Timer, Warmup
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.audit.recompute.runcells import ClaimedCells, EnvironmentCells, MemoryCells, RecomputedRun
-from generator.audit.recompute.spend import OtherExpense, PackagePeriod
+from generator.audit.recompute.spend import PackagePeriod
 from generator.core.jsonvalue import JsonScalar
 
 __all__ = [
@@ -338,7 +338,7 @@ class CampaignSummary(JsonRecord):
     timer: Timer
     notes: str
     language: str
-    other_expenses: tuple[OtherExpense, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    other_expenses: tuple[Expense, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
     @classmethod
     def of(cls, protocol: Protocol) -> CampaignSummary:
@@ -348,7 +348,7 @@ class CampaignSummary(JsonRecord):
                    protocol.synthetic_data, protocol.corpus, list(protocol.classes), protocol.timer,
                    protocol.notes if protocol.notes is not None else "",
                    protocol.language if protocol.language is not None else "en",
-                   tuple(OtherExpense(e.what, e.amount_usd_minor, e.why) for e in spent) if spent else None)
+                   spent or None)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""What a campaign spends beside one package: consecutive packages (a rental's periods) and other expenses."""
+"""A package of consecutive periods (a rental's `periods`), each priced, as decision.json records it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from generator.audit.recompute.jsonrecord import JsonRecord
 
-__all__ = ["OtherExpense", "PackagePeriod"]
+__all__ = ["PackagePeriod"]
 
 
 @dataclass(frozen=True)
@@ -21,12 +21,3 @@ class PackagePeriod(JsonRecord):
     price_source_detail: str | None
     snapshot_date: str | None
 
-
-@dataclass(frozen=True)
-class OtherExpense(JsonRecord):
-    """An expense the protocol registers beside the packages (storage, egress, a second rental): listed apart,
-    with its justification, and never part of a configuration's committed budget or the ranking."""
-
-    what: str
-    amount_usd_minor: int
-    why: str

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -318,6 +318,14 @@ class BuildWorkers:
         self.close()
 
 
+def _temporary_name(out: Path) -> Path:
+    """A free `.NAME.tmp-XXXXXXXX` beside the target (the leftovers' pattern: eight lower-case characters)."""
+    while True:
+        candidate = out.parent / f".{out.name}.tmp-{secrets.token_hex(4)}"
+        if not candidate.exists() and not candidate.is_symlink():
+            return candidate
+
+
 def _load_signer() -> None:
     """pyHanko imported while the note's worker renders (on the processor the rendering leaves; docs/performance.md);
     a pyHanko that cannot be imported is left for the signing to report."""
@@ -352,8 +360,11 @@ def build_bundle(campaign_dir: Path, out: Path, identity: Identity | None, *, ma
                        language)
     with claim(out), nullcontext(workers) if workers is not None else BuildWorkers() as started:
         copier, notes = started.copier, started.notes
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        # The name is chosen before the folder exists, so that a Ctrl-C landing while it is created (between
+        # mkdtemp's mkdir and its return) still finds it to remove; the lock held on `out` makes the name ours.
+        tmp = _temporary_name(out)
         try:
+            tmp.mkdir(mode=0o700)
             return _build_in(tmp, order, copier, notes, progress or _silent)
         except BaseException:
             copier.close()  # the worker may still be writing into tmp

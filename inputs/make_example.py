@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import random
+import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -45,6 +46,28 @@ EXPERIMENTS = [
 MODEL_REVISION = "synthetic-classifier-r1"
 TOKENIZER_REVISION = "synthetic-tokenizer-r1"
 WEIGHTS_BYTES = 268_435_456  # a 134M-parameter model in bfloat16
+
+
+# Planned subgroups (003 'Beispiel'): short, medium and long texts, their edges set by token counts. The synthetic
+# model has no tokenizer of its own, so the count is the reference classifier's words (generator/gpu/textclf.py:
+# lower-cased [a-z0-9]+ runs); the edges were chosen so that about 600, 300 and 100 texts fall in them.
+TOKEN = re.compile(r"[a-z0-9]+")
+SUBGROUP_EDGES = [("short", 0, 44), ("medium", 45, 121), ("long", 122, None)]
+
+
+def subgroups_of(texts: dict[str, str]) -> dict[str, list[str]]:
+    """The IDs of each subgroup, in the corpus order, from each text's token count."""
+    out: dict[str, list[str]] = {name: [] for name, _, _ in SUBGROUP_EDGES}
+    for i, text in texts.items():
+        tokens = len(TOKEN.findall(text.lower()))
+        name = next(n for n, low, high in SUBGROUP_EDGES if tokens >= low and (high is None or tokens <= high))
+        out[name].append(i)
+    return out
+
+
+def edges_text(low: int, high: int | None) -> str:
+    span = f"{low} to {high} tokens" if high is not None else f"{low} tokens or more"
+    return f"{span} of the reference classifier's tokenizer (lower-cased [a-z0-9]+ words, before truncation)"
 
 
 def sha256(path: Path) -> str:
@@ -126,6 +149,12 @@ def main() -> None:
     classes = sorted(set(truth))
     corpus_revision = "debian-descriptions-eval@sha256:" + sha256(CORPUS / "eval.jsonl")[:16]
     write_csv(OUT / "expected-ids.csv", ["id"], [[i] for i in ids])
+    with (CORPUS / "eval.jsonl").open(encoding="utf-8") as fh:
+        texts = {r["id"]: r["text"] for r in map(json.loads, fh)}
+    groups = subgroups_of({i: texts[i] for i in ids})
+    (OUT / "subgroups").mkdir()
+    for name, members in groups.items():
+        write_csv(OUT / "subgroups" / f"{name}.csv", ["id"], [[i] for i in members])
     shutil.copyfile(CORPUS / "eval-reference.csv", OUT / "reference.csv")
     write_csv(OUT / "tarifs-forfaits.csv",
               ["gpu", "model_name", "duration_days", "price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date", "price_status"],
@@ -266,7 +295,10 @@ def main() -> None:
         "output_format": {"columns": ["id", "label"], "encoding": "utf-8", "delimiter": ","},
         "quality": {"metric": "macro_f1", "threshold": THRESHOLD, "tolerance": TOLERANCE, "direction": "higher_is_better",
                     "reference": {"name": "reference configuration (fp32, batch 1) on the tuning split, SYNTHETIC",
-                                  "value": REFERENCE_VALUE}},
+                                  "value": REFERENCE_VALUE},
+                    # Each subgroup is judged by the main rule (none registers its own).
+                    "subgroups": [{"id": name, "ids": f"subgroups/{name}.csv", "edges": edges_text(low, high)}
+                                  for name, low, high in SUBGROUP_EDGES]},
         "experiments": protocol_experiments,
         "timer": {"covers": ["read_corpus", "tokenization", "transfer", "inference", "materialize_predictions"],
                   "description": "host timer started after torch.cuda.synchronize() and stopped after the predictions "

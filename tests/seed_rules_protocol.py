@@ -124,6 +124,12 @@ def m_reference_split_unknown(c: Path) -> list[Where]:
     return [Where(PROTOCOL, None, "/quality/reference/split")]
 
 
+def m_split_outside(c: Path) -> list[Where]:
+    _tuning_split(c)
+    edit_protocol(c, lambda p: p["splits"][0].update(ids="../tuning-ids.csv"))
+    return [Where(PROTOCOL, None, "/splits/0/ids")]
+
+
 _SPLITS = f"{P} §1; {A} 'Eingaben, Referenz und Manifest vorbereiten'"
 RULES += [
     SeedRule("split-apart", "training and tuning splits registered apart from the corpus leave the decision as "
@@ -132,4 +138,6 @@ RULES += [
              "comparison corpus", _SPLITS, "split-overlaps-evaluation", m_split_overlaps, protect="withheld"),
     SeedRule("reference-split-registered", "the reference value names the registered split it was measured on",
              _SPLITS, "reference-split-unknown", m_reference_split_unknown, protect="withheld"),
+    SeedRule("split-ids-inside", "a split's ID file is in the campaign folder", _SPLITS, "path-outside-campaign",
+             m_split_outside, protect="withheld"),
 ]

@@ -24,7 +24,7 @@ H200 = REPO / "inputs" / "h200-campaign"
 # SHA-256 of the recomputed parts (window, experiments, configurations, decision) of inputs/example's
 # decision.json, canonical JSON. It pins what recompute and the gate produce: a change here is a change of the
 # decision, to be made on purpose (regenerate with _recomputed_digest(check_campaign(EXAMPLE).decision)).
-EXAMPLE_RECOMPUTED_SHA256 = "8d7198f52a2e4c1b2cac2020a010dc726b83b992eb5b1e594f317dbc26b0f191"
+EXAMPLE_RECOMPUTED_SHA256 = "152543d577af8a835b4e8934177f17e51d98eb0c8deb834f026fa8458fc6ceec"
 
 
 def _schema() -> dict[str, Any]:

@@ -28,6 +28,7 @@ from generator.audit.readers.predictions import (
     refused,
     size_limit,
 )
+from generator.audit.recompute import subgroups
 from generator.audit.recompute.acceptance import (
     Acceptance,
     Truth,
@@ -47,6 +48,7 @@ from generator.audit.recompute.model import (
     Tool,
 )
 from generator.audit.recompute.reproduction import reproduction_findings
+from generator.audit.recompute.subgroups import GroupTruth
 from generator.audit.validate import tariffs_proof, validate_inputs
 from generator.core.jsonvalue import JsonDocument
 from generator.core.safefiles import sha256_file
@@ -101,11 +103,12 @@ class _Judge:
     truth: Truth | None = None
     expected: list[str] = field(default_factory=list)
     reference: dict[str, str] = field(default_factory=dict)
+    groups: tuple[GroupTruth, ...] = ()
 
     def assess(self, labels: LabelFile | None) -> Acceptance:
         if self.truth is not None:
             return assess_run(self.truth, labels, self.protocol)
-        return assess_run_reference(self.expected, self.reference, labels, self.protocol)
+        return assess_run_reference(self.expected, self.reference, labels, self.protocol, self.groups)
 
 
 def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
@@ -119,13 +122,15 @@ def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
     if not (protocol and expected is not None and reference is not None and timeline and expected.readable
             and inputs.expected_distinct and inputs.reference_matches):
         return None
+    groups = subgroups.prepare(protocol.quality, idsets.as_array(expected.ids), inputs.subgroup_ids)
     if fast:
         judge = _Judge(protocol, truth=prepare_truth(expected.ids, inputs.expected_distinct, reference,
-                                                     sorted(protocol.classes)))
+                                                     sorted(protocol.classes), groups))
     else:
         labels = idsets.as_array(reference.labels).to_pylist()
         judge = _Judge(protocol, expected=list(idsets.as_array(expected.ids).to_pylist()),
-                       reference=dict(zip(idsets.as_array(reference.ids).to_pylist(), labels, strict=False)))
+                       reference=dict(zip(idsets.as_array(reference.ids).to_pylist(), labels, strict=False)),
+                       groups=groups)
     reference.release_columns()  # the truth holds the labels now, in the expected order: one copy in memory
     return judge
 

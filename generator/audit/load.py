@@ -61,6 +61,7 @@ class CampaignInputs:
     tariffs: Table | None = None
     lab_manifest: ManifestReading | None = None  # protocol files.lab_manifest, when given and found
     split_ids: dict[str, LabelFile] = field(default_factory=dict)  # the training and tuning splits' IDs, by name
+    subgroup_ids: dict[str, LabelFile] = field(default_factory=dict)  # the planned subgroups' IDs, by subgroup ID
     measurements: dict[str, Document] = field(default_factory=dict)
     measured: dict[str, MeasurementDoc] = field(default_factory=dict)  # the schema-valid measurements, typed
     grid_rows: list[GridRow] = field(default_factory=list)  # the grid's rows typed, aligned with grid.rows
@@ -129,14 +130,19 @@ def _load_truth(inputs: CampaignInputs, fast: bool) -> None:
         inputs.load_findings["reference"].extend(inputs.reference.problems)
 
 
-def _load_splits(inputs: CampaignInputs, fast: bool) -> None:
-    """The ID file of each training or tuning split the protocol registers (its format's findings are the
-    protocol's: a split is part of what the protocol states)."""
+def _load_id_files(inputs: CampaignInputs, fast: bool) -> None:
+    """The ID file of each training or tuning split and each planned subgroup the protocol registers (its
+    format's findings are the protocol's: a split or a subgroup is part of what the protocol states)."""
     for split in (inputs.protocol.splits or ()) if inputs.protocol else ():
         path = _locate(inputs, split.ids, f"{split.name} split IDs", "protocol", PROTOCOL_FILE)
         if path is not None and split.name not in inputs.split_ids:
             inputs.split_ids[split.name] = read_ids(path, split.ids, fast=fast, threads=True)
             inputs.load_findings["protocol"].extend(inputs.split_ids[split.name].problems)
+    for group in inputs.protocol.quality.subgroups if inputs.protocol else ():
+        path = _locate(inputs, group.ids, f"{group.id} subgroup IDs", "protocol", PROTOCOL_FILE)
+        if path is not None and group.id not in inputs.subgroup_ids:
+            inputs.subgroup_ids[group.id] = read_ids(path, group.ids, fast=fast, threads=True)
+            inputs.load_findings["protocol"].extend(inputs.subgroup_ids[group.id].problems)
 
 
 def _load_table(inputs: CampaignInputs, key: str, role: str, schema_name: str) -> Table | None:
@@ -217,7 +223,7 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     """
     inputs = _load_protocol(open_campaign(path))
     _load_truth(inputs, fast)
-    _load_splits(inputs, fast)
+    _load_id_files(inputs, fast)
     inputs.tariffs = _load_table(inputs, "tariffs", "tariffs", "tariffs-row")
     inputs.tariff_rows = [TariffRow.of(r) for r in inputs.tariffs.rows] if inputs.tariffs else []
     _load_lab_manifest(inputs)

@@ -52,6 +52,7 @@ def check_names(protocol: Protocol, file: str, out: list[Finding]) -> None:
         for j, variant in enumerate(exp.variants):
             if variant.measurement is not None:
                 named.append((f"/experiments/{i}/variants/{j}/measurement", variant.measurement))
+    named += [(field, relpath) for field, _, relpath in protocol.id_files()]
     outside = {f.field for f in out if f.code == "path-outside-campaign" and f.file == file}
     for field, relpath in named:
         if field in outside:

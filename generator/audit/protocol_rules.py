@@ -44,6 +44,11 @@ def check_paths(protocol: Protocol, file: str, folder: CampaignFolder, out: list
                 outside(f"/experiments/{i}/variants/{j}/measurement", f"measurement path {linked!r}", linked,
                         "name the variant's measurement JSON relative to the campaign folder (such as "
                         f"'measurements/{exp.id}-{variant.id}.json'), " + _NO_WAY_OUT)
+    for field, what, rel in protocol.id_files():
+        if folder.resolve(rel) is None:
+            outside(field, f"{what} path {rel!r}", rel,
+                    f"name the {what} CSV relative to the campaign folder, " + _NO_WAY_OUT)
+
 
 
 def check_local_time(where: str, value: str, tz: str, file: str, out: list[Finding]) -> None:

@@ -20,6 +20,7 @@ from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
 from generator.audit.recompute import attempts, cost
 from generator.audit.splits import split_findings
+from generator.audit.subgroupsets import subgroup_findings
 from generator.audit.tariffrules import ManifestProof, manifest_findings, table_findings
 from generator.core.errors import UsageError
 
@@ -280,6 +281,7 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
         distinct = _check_expected(inputs.expected, protocol.corpus.size if protocol else None, out)
     if protocol is not None:
         out.extend(split_findings(protocol, inputs.expected, inputs.split_ids))
+        out.extend(subgroup_findings(protocol, inputs.expected, inputs.subgroup_ids))
     out.extend(loaded["reference"])
     if inputs.reference is not None and inputs.expected is not None:
         matches = _check_reference(inputs.reference, inputs.expected, distinct, out)

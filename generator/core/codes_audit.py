@@ -95,6 +95,12 @@ AUDIT: tuple[Code, ...] = (
          "can meet"),
     Code("split-overlaps-evaluation", E, S, "training and tuning data are kept apart from the comparison corpus: no "
          "split shares an ID with the expected IDs", "evaluate on texts the model was not trained or tuned on"),
+    Code("subgroup-id-not-expected", E, S, "a planned subgroup is part of the comparison corpus: every ID it lists is "
+         "an expected ID", "keep only expected IDs in the subgroup's ID file"),
+    Code("subgroup-empty", E, S, "a planned subgroup names the expected IDs it is judged on", "list the subgroup's "
+         "IDs, as its edges select them"),
+    Code("subgroup-repeated", E, S, "each planned subgroup is registered once, with one rule", "give each subgroup "
+         "its own ID"),
     Code("reference-split-unknown", E, S, "the reference value names the registered split it was measured on",
          "register the split, or name one that is registered"),
     Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "

@@ -112,6 +112,10 @@ SEEDS: dict[str, str] = {
     "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "split-overlaps-evaluation": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
+    "subgroup-id-not-expected": "003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
+    "subgroup-empty": "003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
+    "subgroup-repeated": "003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der "
+                         "Präzision prüfen'",
     "reference-split-unknown": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "lab-manifest-refused": "004 Inhalt (MANIFEST.json: sizes and SHA-256 of the eight content files)",
     "tariffs-not-in-manifest": (

@@ -65,6 +65,7 @@ class Reason:
     count: int = 0
     refs: tuple[FindingRef, ...] = ()
     more: int = 0
+    subgroup: str = ""  # for "subgroup": the planned subgroup that fails
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,10 @@ def exclusions(configs: Sequence[Configuration]) -> list[Exclusion]:
         reasons: list[Reason] = []
         if not c.accepted:
             reasons.append(Reason("not-accepted", completed=c.completed, rejected=c.completed - c.accepted_runs))
+        for g in c.subgroups or ():
+            if g.accepted_runs < g.completed_runs:
+                reasons.append(Reason("subgroup", completed=g.completed_runs,
+                                      rejected=g.completed_runs - g.accepted_runs, subgroup=g.id))
         if c.out_of_memory:
             reasons.append(Reason("out-of-memory", count=c.out_of_memory))
         if c.failures > c.out_of_memory:  # any other failed attempt: issue 31 item 5

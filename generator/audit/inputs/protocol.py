@@ -19,7 +19,7 @@ from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
 from generator.core.jsonvalue import JsonObject, JsonScalar
 
 __all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Expense", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
-           "QualityReference", "Rental", "Split", "Timer", "Variant", "Warmup", "WindowSpec"]
+           "QualityReference", "Rental", "Split", "Subgroup", "Timer", "Variant", "Warmup", "WindowSpec"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,26 @@ class QualityReference:
 
 
 @dataclass(frozen=True)
+class Subgroup:
+    """A planned subgroup: its ID file, how its edges were set, and its own rule where the protocol gives one."""
+
+    id: str
+    ids: str
+    edges: str
+    threshold: float | None = field(default=None, metadata=OMIT_IF_NONE)
+    tolerance: float | None = field(default=None, metadata=OMIT_IF_NONE)
+    reference_value: float | None = field(default=None, metadata=OMIT_IF_NONE)
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Subgroup:
+        def number(key: str) -> float | None:
+            value = data.get(key)
+            return None if value is None else as_number(value)
+        return cls(as_str(data["id"]), as_str(data["ids"]), as_str(data["edges"]), number("threshold"),
+                   number("tolerance"), number("reference_value"))
+
+
+@dataclass(frozen=True)
 class Quality:
     """The pre-registered acceptance rule."""
 
@@ -74,6 +94,13 @@ class Quality:
     reference: QualityReference
     reproduction: str | None = None  # identical, bounded or quality; None: not registered (quality assumed)
     reproduction_bound: float | None = None  # for bounded: the largest spread of the metric across warm runs
+    subgroups: tuple[Subgroup, ...] = ()  # the planned subgroups, each judged on every run
+
+    def subgroup_rule(self, subgroup: Subgroup) -> tuple[float, float, float]:
+        """A subgroup's threshold, tolerance and reference value: its own, else the main rule's."""
+        return (self.threshold if subgroup.threshold is None else subgroup.threshold,
+                self.tolerance if subgroup.tolerance is None else subgroup.tolerance,
+                self.reference.value if subgroup.reference_value is None else subgroup.reference_value)
 
     @classmethod
     def of(cls, data: JsonObject) -> Quality:
@@ -83,7 +110,8 @@ class Quality:
         return cls(as_str(data["metric"]), as_number(data["threshold"]), as_number(data["tolerance"]),
                    as_str(data["direction"]), QualityReference.of(as_object(data["reference"])),
                    as_str(repro["target"]) if repro is not None else None,
-                   as_number(bound) if bound is not None else None)
+                   as_number(bound) if bound is not None else None,
+                   tuple(Subgroup.of(g) for g in as_objects(data["subgroups"])) if "subgroups" in data else ())
 
 
 @dataclass(frozen=True)
@@ -320,6 +348,12 @@ class Protocol:
                   as_str(f["predictions"]), opt_str(f.get("lab_manifest"))),
             None if spent is None else tuple(Expense.of(e) for e in as_objects(spent)),
             None if splits is None else tuple(Split.of(s) for s in as_objects(splits)))
+
+    def id_files(self) -> list[tuple[str, str, str]]:
+        """The ID files named beside `files`: each split's and each subgroup's (JSON path, role, relative path)."""
+        named = [(f"/splits/{i}/ids", f"{s.name} split IDs", s.ids) for i, s in enumerate(self.splits or ())]
+        return named + [(f"/quality/subgroups/{i}/ids", f"{g.id} subgroup IDs", g.ids)
+                        for i, g in enumerate(self.quality.subgroups)]
 
     def experiment(self, experiment_id: str) -> ExperimentSpec | None:
         return next((e for e in self.experiments if e.id == experiment_id), None)

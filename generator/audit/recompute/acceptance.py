@@ -15,7 +15,9 @@ from generator.audit.inputs.protocol import Protocol
 from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.grid import row_outcome
 from generator.audit.readers.predictions import LabelFile
+from generator.audit.recompute import subgroups
 from generator.audit.recompute.runcells import RecomputedRun
+from generator.audit.recompute.subgroups import GroupTruth, SubgroupRun
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
 from generator.core.metrics import compute_metric, metric_from_codes, quality_rule_holds
 
@@ -44,6 +46,11 @@ class Acceptance:
     corpus_accepted: bool = False
     prediction_file: str | None = None
     file_present: bool = False
+    subgroups: list[SubgroupRun] = field(default_factory=list)  # one per planned subgroup, in protocol order
+
+    @property
+    def subgroups_ok(self) -> bool:
+        return all(g.accepted for g in self.subgroups)
 
     def record(self) -> RecomputedRun:
         """The acceptance as decision.json records it (a run's `recomputed`)."""
@@ -51,7 +58,7 @@ class Acceptance:
                              list(self.first_duplicates), list(self.first_missing), list(self.first_extra),
                              self.ids_match, self.format_valid, self.quality_metric, self.quality_value,
                              self.degradation, self.quality_ok, self.corpus_accepted, self.prediction_file,
-                             self.file_present)
+                             self.file_present, tuple(self.subgroups) if self.subgroups else None)
 
 
 @dataclass(frozen=True)
@@ -62,10 +69,11 @@ class Truth:
     codes: idsets.Codes  # numpy int array of reference class indices, aligned with `expected`
     classes: tuple[str, ...]
     distinct: bool  # the expected IDs hold no duplicate
+    subgroups: tuple[GroupTruth, ...] = ()  # the planned subgroups, each judged on every run
 
 
 def prepare_truth(expected_ids: pa.Array | Sequence[str], expected_distinct: bool, reference: LabelFile,
-                  classes: Sequence[str]) -> Truth:
+                  classes: Sequence[str], groups: tuple[GroupTruth, ...] = ()) -> Truth:
     """Align the reference to the expected order once (the reference is validated separately): its class codes,
     the reader's when it gave them for these classes, else looked up from its labels."""
     expected = idsets.as_array(expected_ids)
@@ -73,7 +81,8 @@ def prepare_truth(expected_ids: pa.Array | Sequence[str], expected_distinct: boo
     ref_codes = (reference.label_codes if reference.label_codes is not None
                  and reference.label_classes == tuple(classes) else idsets.codes(reference.labels, classes))
     aligned = idsets.in_expected_order(ref_codes, comparison)
-    return Truth(expected=expected, codes=aligned, classes=tuple(classes), distinct=expected_distinct)
+    return Truth(expected=expected, codes=aligned, classes=tuple(classes), distinct=expected_distinct,
+                 subgroups=groups)
 
 
 def _rule(acc: Acceptance, protocol: Protocol) -> None:
@@ -81,7 +90,7 @@ def _rule(acc: Acceptance, protocol: Protocol) -> None:
     if acc.quality_value is not None:
         acc.quality_ok, acc.degradation = quality_rule_holds(acc.quality_value, q.threshold, q.tolerance,
                                                              q.direction, q.reference.value)
-    acc.corpus_accepted = acc.ids_match and acc.format_valid and acc.quality_ok
+    acc.corpus_accepted = acc.ids_match and acc.format_valid and acc.quality_ok and acc.subgroups_ok
 
 
 def assess_run(truth: Truth, labels: LabelFile | None, protocol: Protocol) -> Acceptance:
@@ -90,7 +99,9 @@ def assess_run(truth: Truth, labels: LabelFile | None, protocol: Protocol) -> Ac
     n = len(truth.expected)
     if labels is None:
         return Acceptance(expected_ids=n, observed_ids=0, rows=0, missing=n,
-                          first_missing=truth.expected.slice(0, FIRST_FEW).to_pylist(), quality_metric=metric)
+                          first_missing=truth.expected.slice(0, FIRST_FEW).to_pylist(), quality_metric=metric,
+                          subgroups=subgroups.judge_codes(truth.subgroups, protocol.quality, truth.codes, None,
+                                                          len(truth.classes), None, n))
     observed = idsets.as_array(labels.ids)
     cmp = idsets.compare(truth.expected, observed, truth.distinct)
     acc = Acceptance(expected_ids=n, observed_ids=cmp.observed_distinct, rows=len(observed),
@@ -98,22 +109,26 @@ def assess_run(truth: Truth, labels: LabelFile | None, protocol: Protocol) -> Ac
                      first_duplicates=cmp.first_duplicates, first_missing=cmp.first_missing,
                      first_extra=cmp.first_extra, ids_match=cmp.match, format_valid=labels.format_valid,
                      quality_metric=metric, prediction_file=labels.file, file_present=True)
+    pred: idsets.Codes | None = None
     if acc.ids_match and acc.format_valid and n:
         file_codes = (labels.label_codes if labels.label_codes is not None and labels.label_classes == truth.classes
                       else idsets.codes(labels.labels, truth.classes))
         pred = idsets.in_expected_order(file_codes, cmp)
         acc.quality_value = metric_from_codes(metric, truth.codes, pred, len(truth.classes))
+    acc.subgroups = subgroups.judge_codes(truth.subgroups, protocol.quality, truth.codes, pred,
+                                          len(truth.classes), observed, acc.missing)
     _rule(acc, protocol)
     return acc
 
 
 def assess_run_reference(expected: list[str], reference: dict[str, str], labels: LabelFile | None,
-                         protocol: Protocol) -> Acceptance:
+                         protocol: Protocol, groups: Sequence[GroupTruth] = ()) -> Acceptance:
     """The straightforward recomputation (Python sets and strings), kept to check the column-wise one."""
     metric = protocol.quality.metric
     if labels is None:
         return Acceptance(expected_ids=len(expected), observed_ids=0, rows=0, missing=len(expected),
-                          first_missing=expected[:FIRST_FEW], quality_metric=metric)
+                          first_missing=expected[:FIRST_FEW], quality_metric=metric,
+                          subgroups=subgroups.judge_labels(groups, protocol.quality, reference, None, False))
     ids = list(labels.ids.to_pylist() if hasattr(labels.ids, "to_pylist") else labels.ids)
     counts = Counter(ids)
     expected_set = set(expected)
@@ -127,10 +142,11 @@ def assess_run_reference(expected: list[str], reference: dict[str, str], labels:
         format_valid=labels.format_valid, quality_metric=metric, prediction_file=labels.file, file_present=True,
     )
     acc.ids_match = not dups and not missing and not extra
+    values = labels.labels.to_pylist() if hasattr(labels.labels, "to_pylist") else labels.labels
+    by_id = dict(zip(ids, values, strict=False))
     if acc.ids_match and acc.format_valid and expected:
-        values = labels.labels.to_pylist() if hasattr(labels.labels, "to_pylist") else labels.labels
-        by_id = dict(zip(ids, values, strict=False))
         acc.quality_value = compute_metric(metric, [reference[i] for i in expected], [by_id[i] for i in expected])
+    acc.subgroups = subgroups.judge_labels(groups, protocol.quality, reference, by_id, acc.quality_value is not None)
     _rule(acc, protocol)
     return acc
 
@@ -177,6 +193,9 @@ def claim_findings(row: GridRow, line: int, acc: Acceptance, protocol: Protocol,
             if column == "ids_match" and value is False:
                 detail = (f" ({acc.duplicates} duplicates, {acc.missing} missing, {acc.extra} extra IDs; "
                           "equal row counts prove nothing: the sets were compared)")
+            elif column == "corpus_accepted" and acc.quality_ok and not acc.subgroups_ok:
+                detail = " (" + "; ".join(_subgroup_failure(g, acc.quality_metric) for g in acc.subgroups
+                                          if not g.accepted) + ")"
             out.append(_mismatch(grid_file, line, column, claimed, value,
                                  f"{column} claims {cell_text(claimed)}, the evidence gives {cell_text(value)}"
                                  f"{detail}", f"write {cell_text(value)}, as recomputed from the prediction file"))
@@ -191,6 +210,14 @@ def claim_findings(row: GridRow, line: int, acc: Acceptance, protocol: Protocol,
                              f"quality_value claims {claimed_q}, the predictions give {acc.quality_value:.6f}",
                              "recompute the metric from the prediction file against the reference"))
     return out
+
+
+def _subgroup_failure(group: SubgroupRun, metric: str) -> str:
+    """Why a subgroup fails a run whose whole corpus passes: its value, and how far below the reference."""
+    if group.quality_value is None:
+        return f"the {group.id} subgroup is not scored"
+    return (f"the {group.id} subgroup fails its rule: {metric} {group.quality_value:.6f}, degradation "
+            f"{group.degradation or 0.0:.6f} against its reference")
 
 
 # The claimed cells that only the run's prediction file can support (expected_ids comes from the expected list).

@@ -22,6 +22,7 @@ from generator.audit.recompute import (
     provenance,
     runtimes,
     samework,
+    subgroups,
     timing,
 )
 from generator.audit.recompute.acceptance import Acceptance, claim_findings, completed_findings, failed_run_findings
@@ -41,6 +42,7 @@ from generator.audit.recompute.model import (
     Window,
 )
 from generator.audit.recompute.package import Row, price_package
+from generator.audit.recompute.subgroups import SubgroupRun, SubgroupSummary
 from generator.audit.tariffrules import ManifestProof
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -193,6 +195,8 @@ class _Tally:
     completed: int = 0
     oom: int = 0
     failed: list[str] = dataclass_field(default_factory=list)  # the outcome of each failed attempt
+    # Per attempt: completed, failed, and its subgroups' verdicts (for the configuration's subgroup table).
+    subgroups: list[tuple[bool, bool, list[SubgroupRun]]] = dataclass_field(default_factory=list)
 
 
 def _tally(ctx: _Context, rows: list[Row]) -> _Tally:
@@ -213,6 +217,8 @@ def _tally(ctx: _Context, rows: list[Row]) -> _Tally:
         if acc is not None and acc.corpus_accepted and outcome.completed_run:
             t.accepted_runs += 1
             t.accepted_corpora.add(str(row.corpus_revision))
+        if acc is not None:
+            t.subgroups.append((outcome.completed_run, outcome.failed, acc.subgroups))
         t.runs.append(Run(line=line, phase=phase, run_index=run_index, outcome=outcome.status,
                           completed_items=outcome.completed, elapsed_seconds=row.elapsed_seconds,
                           claimed=ClaimedCells(row.expected_ids, row.observed_ids, row.ids_match, row.format_valid,
@@ -240,13 +246,18 @@ def _corpora_findings(ctx: _Context, rows: list[Row], distinct: int) -> None:
                 fix=f"write {distinct}"))
 
 
-def _reasons(t: _Tally, package: Package, window: Window) -> tuple[str, ...]:
+def _reasons(t: _Tally, package: Package, window: Window,
+             groups: tuple[SubgroupSummary, ...]) -> tuple[str, ...]:
     """Why the configuration is not admissible on its own evidence (the gate adds its error findings)."""
     reasons = []
     if not (t.completed > 0 and t.accepted_runs == t.completed):
         reasons.append("not accepted: " + ("no completed run" if t.completed == 0 else
                                            f"{t.completed - t.accepted_runs} of {t.completed} completed runs not "
                                            "accepted"))
+    for g in groups:
+        if g.accepted_runs < g.completed_runs:
+            reasons.append(f"subgroup {g.id} fails its rule in {g.completed_runs - g.accepted_runs} of "
+                           f"{g.completed_runs} completed runs")
     if t.oom:
         reasons.append(f"not memory-feasible: {t.oom} out-of-memory failure(s) kept as failure observations")
     failed = attempts.failure_reason(t.failed)
@@ -273,6 +284,7 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
                    window: Window) -> Configuration:
     """One configuration: its rows tallied, its claimed corpus count checked, its verdicts and cost."""
     t = _tally(ctx, rows)
+    groups = subgroups.summarise(ctx.protocol.quality, t.subgroups)
     distinct = len(t.accepted_corpora)
     _corpora_findings(ctx, rows, distinct)
     accepted = t.completed > 0 and t.accepted_runs == t.completed
@@ -288,10 +300,11 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
         out_of_memory=t.oom, accepted_runs=t.accepted_runs, accepted_unique_corpora=distinct, accepted=accepted,
         memory_feasible=t.oom == 0, fits_window=package.covers_window, fits_deadline=window.ends_before_deadline,
         admissible=accepted and not t.failed and package.covers_window and window.ends_before_deadline,
-        reasons=_reasons(t, package, window), committed_budget_usd_minor=total, price_status=package.price_status,
-        duration_days=package.duration_days,
+        reasons=_reasons(t, package, window, groups), committed_budget_usd_minor=total,
+        price_status=package.price_status, duration_days=package.duration_days,
         cost_per_accepted_result=(cost.per_result(total, distinct) if total is not None else
-                                  CostPerResult(None, "no tariff for this GPU and duration")))
+                                  CostPerResult(None, "no tariff for this GPU and duration")),
+        subgroups=groups or None)
 
 
 def _comparisons(exp_configs: list[Configuration]) -> tuple[Comparison, ...]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from generator.audit.recompute.jsonrecord import JsonRecord
+from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
+from generator.audit.recompute.subgroups import SubgroupRun
 
 __all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "RecomputedRun"]
 
@@ -72,3 +73,5 @@ class RecomputedRun(JsonRecord):
     corpus_accepted: bool
     prediction_file: str | None
     file_present: bool
+    # Each planned subgroup's verdict; left out when the protocol plans none.
+    subgroups: tuple[SubgroupRun, ...] | None = field(default=None, metadata=OMIT_IF_NONE)

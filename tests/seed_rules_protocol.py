@@ -138,6 +138,6 @@ RULES += [
              "comparison corpus", _SPLITS, "split-overlaps-evaluation", m_split_overlaps, protect="withheld"),
     SeedRule("reference-split-registered", "the reference value names the registered split it was measured on",
              _SPLITS, "reference-split-unknown", m_reference_split_unknown, protect="withheld"),
-    SeedRule("split-ids-inside", "a split's ID file is in the campaign folder", _SPLITS, "path-outside-campaign",
+    SeedRule("split-ids-inside", "a split's ID file is in the campaign folder", f"{P} §5", "path-outside-campaign",
              m_split_outside, protect="withheld"),
 ]

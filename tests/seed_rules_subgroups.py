@@ -16,6 +16,7 @@ from seed_rules import (
     PROTOCOL,
     RTX,
     A,
+    P,
     SeedRule,
     Where,
     edit_protocol,
@@ -167,6 +168,6 @@ RULES: list[SeedRule] = [
              m_empty, protect="withheld"),
     SeedRule("subgroup-once", "each planned subgroup is registered once", _SOURCE, "subgroup-repeated", m_repeated,
              protect="withheld"),
-    SeedRule("subgroup-ids-inside", "a subgroup's ID file is in the campaign folder", _SOURCE,
+    SeedRule("subgroup-ids-inside", "a subgroup's ID file is in the campaign folder", f"{P} §5",
              "path-outside-campaign", m_outside, protect="withheld"),
 ]

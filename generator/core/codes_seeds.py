@@ -10,7 +10,9 @@ SEEDS: dict[str, str] = {
     "allocated-exceeds-reserved": "000/001/002 §3; 004 §3",
     "completed-count-mismatch": "003 'Wiederholen und Fehlschläge beibehalten'",
     "completed-run-timed-zero": "000/001/002 §4 elapsed_seconds; 003 'Wiederholen und Fehlschläge beibehalten'",
-    "corpus-accepted-mismatch": "000/001/002 §4 corpus_accepted",
+    "corpus-accepted-mismatch": (
+        "000/001/002 §4 corpus_accepted; 003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem "
+        "Wechsel der Präzision prüfen'"),
     "corpus-revision-mismatch": "000/001/002 §1",
     "corpus-size-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "decimal-comma": "000/001/002 §4",
@@ -112,8 +114,10 @@ SEEDS: dict[str, str] = {
     "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "split-overlaps-evaluation": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
-    "subgroup-id-not-expected": "003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
-    "subgroup-empty": "003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
+    "subgroup-id-not-expected": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel "
+        "der Präzision prüfen'"),
+    "subgroup-empty": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel "
+        "der Präzision prüfen'"),
     "subgroup-repeated": "003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der "
                          "Präzision prüfen'",
     "reference-split-unknown": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",

@@ -143,7 +143,7 @@ def assess_run_reference(expected: list[str], reference: dict[str, str], labels:
     )
     acc.ids_match = not dups and not missing and not extra
     values = labels.labels.to_pylist() if hasattr(labels.labels, "to_pylist") else labels.labels
-    by_id = dict(zip(ids, values, strict=False))
+    by_id = dict(zip(ids, values or [], strict=False))
     if acc.ids_match and acc.format_valid and expected:
         acc.quality_value = compute_metric(metric, [reference[i] for i in expected], [by_id[i] for i in expected])
     acc.subgroups = subgroups.judge_labels(groups, protocol.quality, reference, by_id, acc.quality_value is not None)

@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from generator.audit.findings import Finding
 from generator.audit.inputs.protocol import Corpus, Expense, Protocol, QualityReference, Timer, Warmup
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
-from generator.audit.recompute.runcells import ClaimedCells, EnvironmentCells, MemoryCells, RecomputedRun
+from generator.audit.recompute.runcells import (
+    ClaimedCells,
+    EnvironmentCells,
+    MemoryCells,
+    PhaseTiming,
+    RecomputedRun,
+    SeedRuns,
+    Timing,
+)
 from generator.audit.recompute.spend import PackagePeriod
 from generator.core.jsonvalue import JsonScalar
 
@@ -15,7 +23,8 @@ __all__ = [
     "CampaignSummary", "ClaimedCells", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision",
     "DecisionDocument", "EnvironmentCells", "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint",
     "Measurement", "MemoryCells", "Package", "PackageCover", "PhaseTiming", "QualityRule", "RankEntry",
-    "Recomputation", "RecomputedRun", "Run", "RunExclusion", "Separation", "Tie", "Timing", "Tool", "Unpriced",
+    "Recomputation", "RecomputedRun", "Run", "RunExclusion", "SeedRuns", "Separation", "Tie", "Timing", "Tool",
+    "Unpriced",
     "Window",
 ]
 
@@ -117,28 +126,8 @@ class Experiment(JsonRecord):
     order: str | None
     package: Package
     comparisons: tuple[Comparison, ...]
-
-
-@dataclass(frozen=True)
-class PhaseTiming(JsonRecord):
-    """One phase's durations and summary; p95 only from enough observations, else the note says why."""
-
-    durations: tuple[float, ...]
-    successes: int
-    failures: int
-    median: float | None
-    min: float | None
-    max: float | None
-    p95: float | None
-    tail_note: str | None
-
-
-@dataclass(frozen=True)
-class Timing(JsonRecord):
-    """Warm and cold phases of one configuration."""
-
-    warm: PhaseTiming
-    cold: PhaseTiming
+    # The common seeds every variant ran under (the protocol's experiments[].seeds); absent when none are listed.
+    seeds: tuple[int, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)
@@ -167,6 +156,7 @@ class Run(JsonRecord):
     recomputed: RecomputedRun | None
     memory: MemoryCells
     notes: str
+    seed: int | None = field(default=None, metadata=OMIT_IF_NONE)  # the row's seed, when the experiment lists seeds
 
 
 @dataclass(frozen=True)
@@ -238,6 +228,8 @@ class Configuration(JsonRecord):
     price_status: str | None
     duration_days: int
     cost_per_accepted_result: CostPerResult
+    # Each common seed's runs kept apart, when the experiment lists seeds (absent otherwise).
+    seeds: tuple[SeedRuns, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
     evidence: Evidence | None = field(default=None, metadata=OMIT_IF_NONE)
 
 

@@ -93,6 +93,10 @@ AUDIT: tuple[Code, ...] = (
     Code("reproduction-beyond-bound", E, C, "with the target bounded, the metric's spread across a configuration's "
          "warm runs is at most the registered bound", "find what makes the runs differ, or register a bound they "
          "can meet"),
+    Code("seed-not-listed", E, C, "an experiment with common seeds runs only the seeds it lists, and announces one of "
+         "them", "write the seed a run used; a seed not listed before the runs belongs to another protocol"),
+    Code("seed-runs-missing", E, C, "every variant keeps its registered warm and cold runs under each common seed",
+         "keep every run of every listed seed, failures included, with its seed in the seed column"),
     Code("split-overlaps-evaluation", E, S, "training and tuning data are kept apart from the comparison corpus: no "
          "split shares an ID with the expected IDs", "evaluate on texts the model was not trained or tuned on"),
     Code("subgroup-id-not-expected", E, S, "a planned subgroup is part of the comparison corpus: every ID it lists is "

@@ -19,7 +19,7 @@ SEEDS: dict[str, str] = {
     "different-work": (
         "003 'Beispiel: dieselben 1.000 Texte klassifizieren'; 003 'Eingaben, Referenz und Manifest vorbereiten'; "
         "000/001/002 §2; 000/001/002 §1, §2; 003 'Start, Aufwärmphase und gemessenen Durchlauf trennen'; "
-        "000/001/002 §3"),
+        "000/001/002 §3; 003 'Qualität nach einem Wechsel der Präzision prüfen'"),
     "drawn-sequence-missing": "000/001/002 §3",
     "driver-is-runtime-version": "004 §2; 000/001/002 §2",
     "driver-not-recorded": "000/001/002 §2, §4 driver_version; 004 §2",
@@ -113,6 +113,9 @@ SEEDS: dict[str, str] = {
     "rental-periods-mismatch": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
+    "seed-not-listed": "003 'Qualität nach einem Wechsel der Präzision prüfen'; 000/001/002 §4 seed",
+    "seed-runs-missing": (
+        "003 'Qualität nach einem Wechsel der Präzision prüfen'; 003 'Wiederholen und Fehlschläge beibehalten'"),
     "split-overlaps-evaluation": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "subgroup-id-not-expected": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel "
         "der Präzision prüfen'"),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from generator.audit.recompute.gate import REASON_REFS
 from generator.audit.recompute.model import Configuration, DecisionDocument, FindingRef, Package
+from generator.audit.recompute.seeds import SEED
 from generator.audit.recompute.timing import MIN_FOR_TAIL
 from generator.render.fields import environment_value
 
@@ -66,6 +67,7 @@ class Reason:
     refs: tuple[FindingRef, ...] = ()
     more: int = 0
     subgroup: str = ""  # for "subgroup": the planned subgroup that fails
+    seeds: tuple[object, ...] = ()  # the seeds a `seeds` or `seed-variants` reason names
 
 
 @dataclass(frozen=True)
@@ -121,12 +123,13 @@ def exclusions(configs: Sequence[Configuration]) -> list[Exclusion]:
         if c.admissible:
             continue
         reasons: list[Reason] = []
-        if not c.accepted:
+        if not c.accepted and not (c.completed > 0 and c.accepted_runs == c.completed):
             reasons.append(Reason("not-accepted", completed=c.completed, rejected=c.completed - c.accepted_runs))
         for g in c.subgroups or ():
             if g.accepted_runs < g.completed_runs:
                 reasons.append(Reason("subgroup", completed=g.completed_runs,
                                       rejected=g.completed_runs - g.accepted_runs, subgroup=g.id))
+        reasons.extend(_seed_reasons(c, configs))
         if c.out_of_memory:
             reasons.append(Reason("out-of-memory", count=c.out_of_memory))
         if c.failures > c.out_of_memory:  # any other failed attempt: issue 31 item 5
@@ -140,6 +143,24 @@ def exclusions(configs: Sequence[Configuration]) -> list[Exclusion]:
             reasons.append(Reason("errors", count=len(errors), refs=errors[:REASON_REFS],
                                   more=max(0, len(errors) - REASON_REFS)))
         out.append(Exclusion(c.id, reasons))
+    return out
+
+
+def _own_fault(c: Configuration) -> bool:
+    """Whether a configuration is not admissible on its own runs and evidence (not only for its sibling seeds)."""
+    return not c.accepted or c.failures > 0 or not c.fits_window or not c.fits_deadline \
+        or bool(c.evidence is not None and c.evidence.errors)
+
+
+def _seed_reasons(c: Configuration, configs: Sequence[Configuration]) -> list[Reason]:
+    """A common seed not accepted; with seed declared, the experiment's other seeds that are not admissible."""
+    missed = tuple(s.seed for s in c.seeds or () if not s.accepted)
+    out = [Reason("seeds", count=len(missed), seeds=missed)] if missed else []
+    if c.variable == SEED:
+        others = tuple(o.value for o in configs
+                       if o.experiment_id == c.experiment_id and o.id != c.id and _own_fault(o))
+        if others:
+            out.append(Reason("seed-variants", count=len(others), seeds=others))
     return out
 
 

@@ -143,7 +143,7 @@ class Fixed:
     context: int | None
     padding: str
     truncation: str
-    seed: int
+    seed: int | None  # null only with seed declared or common seeds listed (the schema says when)
     written: dict[str, JsonScalar] = field(compare=False, repr=False)
 
     def setting(self, column: str) -> JsonScalar:
@@ -155,7 +155,7 @@ class Fixed:
         return cls(as_str(data["corpus_revision"]), as_str(data["input_order"]), as_str(data["model_revision"]),
                    as_str(data["tokenizer_revision"]), opt_str(data.get("precision")), opt_int(data.get("batch")),
                    opt_int(data.get("context")), as_str(data["padding"]), as_str(data["truncation"]),
-                   as_int(data["seed"]), as_scalar_map(data))
+                   opt_int(data.get("seed")), as_scalar_map(data))
 
 
 @dataclass(frozen=True)
@@ -221,15 +221,23 @@ class ExperimentSpec:
     drawn_sequence: tuple[str, ...] | None
     warmup: Warmup
     rental: Rental
+    seeds: tuple[int, ...] | None = None  # the common seeds every variant runs under, their runs kept apart
 
     @classmethod
     def of(cls, data: JsonObject) -> ExperimentSpec:
-        drawn = data.get("drawn_sequence")
+        drawn, seeds = data.get("drawn_sequence"), data.get("seeds")
         return cls(as_str(data["id"]), opt_str(data.get("description")), as_str(data["variable"]),
                    tuple(Variant.of(v) for v in as_objects(data["variants"])), Fixed.of(as_object(data["fixed"])),
                    as_int(data["runs_per_variant"]), as_int(data["cold_runs_per_variant"]),
                    opt_str(data.get("order")), None if drawn is None else as_strs(drawn),
-                   Warmup.of(as_object(data["warmup"])), Rental.of(as_object(data["rental"])))
+                   Warmup.of(as_object(data["warmup"])), Rental.of(as_object(data["rental"])),
+                   tuple(as_int(s) for s in seeds) if isinstance(seeds, list) else None)
+
+    def attempts(self, phase: str) -> int:
+        """The attempts of one phase registered per variant: its runs under each common seed (run_index 1 to
+        this number), or its runs when the experiment lists none."""
+        runs = self.runs_per_variant if phase == "warm" else self.cold_runs_per_variant if phase == "cold" else 0
+        return runs * (len(self.seeds) if self.seeds else 1)
 
 
 @dataclass(frozen=True)

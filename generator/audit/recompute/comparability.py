@@ -8,6 +8,7 @@ from collections import Counter
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import ExperimentSpec
 from generator.audit.inputs.rows import GridRow
+from generator.audit.recompute import seeds
 
 E = Severity.ERROR
 # Columns that must be identical across an experiment, except the declared variable.
@@ -34,8 +35,8 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
                                     "declared variant"))
     for column in FIXED_COLUMNS:
         fixed = exp.fixed.setting(column)
-        if column == variable or fixed is None:
-            continue
+        if column == variable or fixed is None or (column == "seed" and exp.seeds):
+            continue  # the rows of common seeds run each listed seed (seeds.row_findings)
         if row.cell(column) is not None and str(row.cell(column)) != str(fixed):
             out.append(make_finding("fixed-value-mismatch", E, grid_file,
                                     f"{column} {row.cell(column)!r} differs from the value held fixed, {fixed!r}",
@@ -44,6 +45,7 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
                                     fix="only the declared variable may change; study other changes in a separate "
                                         "experiment"))
     out.extend(_warmup_findings(exp, row, line, grid_file))
+    out.extend(seeds.row_findings(exp, row, line, grid_file))
     rental = exp.rental
     for column in ("duration_days", "lots"):
         rented = rental.duration_days if column == "duration_days" else rental.lots
@@ -85,8 +87,8 @@ def _shared_findings(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_
     out: list[Finding] = []
     variable = exp.variable
     for column in SHARED_COLUMNS:
-        if column == variable:
-            continue
+        if column == variable or (column == "seed" and exp.seeds):
+            continue  # common seeds differ between runs on purpose; a second seed is otherwise not comparable
         seen = Counter(str(r.cell(column)) for r, _ in rows if r.cell(column) is not None)
         if len(seen) <= 1:
             continue
@@ -108,6 +110,7 @@ def check_experiment(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_
     out = [f for row, line in rows for f in _row_findings(exp, row, line, grid_file)]
     out.extend(_shared_findings(exp, rows, grid_file))
     out.extend(_completeness(exp, rows, grid_file))
+    out.extend(seeds.count_findings(exp, rows, grid_file))
     return out
 
 
@@ -115,7 +118,8 @@ def _completeness(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_fil
     """Every registered attempt has its row, and no row is beyond the registered attempts."""
     out: list[Finding] = []
     present = {r.key()[1:] for r, _ in rows}
-    registered = {"warm": exp.runs_per_variant, "cold": exp.cold_runs_per_variant}
+    registered = {"warm": exp.attempts("warm"), "cold": exp.attempts("cold")}  # under every common seed
+    under = f", across the {len(exp.seeds)} common seeds" if exp.seeds else ""
     for variant in exp.variants:
         for phase, count in registered.items():
             for i in range(1, count + 1):
@@ -123,8 +127,8 @@ def _completeness(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_fil
                     # No row to point at: the finding names the configuration whose attempt is missing.
                     out.append(make_finding("missing-attempt", E, grid_file,
                                             f"no row for {exp.id}/{variant.id} {phase} run {i} "
-                                            f"({count} {phase} runs registered)", field="run_index",
-                                            recomputed=i, rule=f"{count} {phase} runs per variant",
+                                            f"({count} {phase} runs registered{under})", field="run_index",
+                                            recomputed=i, rule=f"{count} {phase} runs per variant{under}",
                                             fix="keep one row per attempted run, failures included; a failed run "
                                                 "is kept, not deleted or replaced",
                                             configurations=(f"{exp.id}/{variant.id}",)))
@@ -132,9 +136,9 @@ def _completeness(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_fil
         limit = registered.get(row.phase or "", 0)
         if row.run_index is not None and row.run_index > limit:
             out.append(make_finding("unregistered-attempt", E, grid_file,
-                                    f"{row.phase} run {row.run_index} exceeds the {limit} registered runs",
+                                    f"{row.phase} run {row.run_index} exceeds the {limit} registered runs{under}",
                                     line=line, field="run_index", claimed=row.run_index, recomputed=limit,
-                                    rule=f"{limit} {row.phase} runs per variant",
+                                    rule=f"{limit} {row.phase} runs per variant{under}",
                                     fix="report extra attempts as a new experiment; never rerun to replace a "
                                         "result"))
     return out

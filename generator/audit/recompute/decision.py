@@ -22,6 +22,7 @@ from generator.audit.recompute import (
     provenance,
     runtimes,
     samework,
+    seeds,
     subgroups,
     timing,
 )
@@ -147,7 +148,7 @@ def _measurement_findings(ctx: _Context, row: GridRow, line: int, exp: Experimen
         return
     if _measurement_checked_once(ctx, doc_file):
         ctx.findings.extend(measured_config.file_findings(doc, doc_file, exp, variant))
-    ctx.findings.extend(measured_config.row_findings(row, line, ctx.grid_file, doc, doc_file))
+    ctx.findings.extend(measured_config.row_findings(row, line, ctx.grid_file, doc, doc_file, bool(exp.seeds)))
     _, _, phase_name, run_index = row.key()  # a row of a configuration has its whole key
     phase = memory.phase_for_row(doc, phase_name, run_index)
     if phase is not None:
@@ -199,8 +200,9 @@ class _Tally:
     subgroups: list[tuple[bool, bool, list[SubgroupRun]]] = dataclass_field(default_factory=list)
 
 
-def _tally(ctx: _Context, rows: list[Row]) -> _Tally:
-    """Walk the configuration's rows in phase and run order: failures kept as failures, never timed as 0."""
+def _tally(ctx: _Context, rows: list[Row], seeded: bool) -> _Tally:
+    """Walk the configuration's rows in phase and run order: failures kept as failures, never timed as 0 (each
+    run with its seed when the experiment lists common seeds: `seeded`)."""
     t = _Tally()
     for index, row, line in sorted(rows, key=lambda r: r[1].key()[2:]):
         _, _, phase, run_index = row.key()
@@ -227,7 +229,7 @@ def _tally(ctx: _Context, rows: list[Row]) -> _Tally:
                           recomputed=acc.record() if acc else None,
                           memory=MemoryCells(row.baseline_allocated_bytes, row.baseline_reserved_bytes,
                                              row.peak_allocated_bytes, row.peak_reserved_bytes),
-                          notes=row.notes or ""))
+                          notes=row.notes or "", seed=row.seed if seeded else None))
     return t
 
 
@@ -246,8 +248,8 @@ def _corpora_findings(ctx: _Context, rows: list[Row], distinct: int) -> None:
                 fix=f"write {distinct}"))
 
 
-def _reasons(t: _Tally, package: Package, window: Window,
-             groups: tuple[SubgroupSummary, ...]) -> tuple[str, ...]:
+def _reasons(t: _Tally, package: Package, window: Window, groups: tuple[SubgroupSummary, ...],
+             seed_reason: str | None) -> tuple[str, ...]:
     """Why the configuration is not admissible on its own evidence (the gate adds its error findings)."""
     reasons = []
     if not (t.completed > 0 and t.accepted_runs == t.completed):
@@ -258,6 +260,8 @@ def _reasons(t: _Tally, package: Package, window: Window,
         if g.accepted_runs < g.completed_runs:
             reasons.append(f"subgroup {g.id} fails its rule in {g.completed_runs - g.accepted_runs} of "
                            f"{g.completed_runs} completed runs")
+    if seed_reason is not None:
+        reasons.append(seed_reason)
     if t.oom:
         reasons.append(f"not memory-feasible: {t.oom} out-of-memory failure(s) kept as failure observations")
     failed = attempts.failure_reason(t.failed)
@@ -283,11 +287,13 @@ def _measurement(ctx: _Context, variant: Variant) -> Measurement | None:
 def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: list[Row], package: Package,
                    window: Window) -> Configuration:
     """One configuration: its rows tallied, its claimed corpus count checked, its verdicts and cost."""
-    t = _tally(ctx, rows)
+    t = _tally(ctx, rows, bool(exp.seeds))
     groups = subgroups.summarise(ctx.protocol.quality, t.subgroups)
     distinct = len(t.accepted_corpora)
     _corpora_findings(ctx, rows, distinct)
-    accepted = t.completed > 0 and t.accepted_runs == t.completed
+    per_seed = seeds.seed_runs(exp, rows, ctx.acceptances)
+    seed_reason = seeds.seed_reason(per_seed)
+    accepted = t.completed > 0 and t.accepted_runs == t.completed and seed_reason is None
     total = package.total_usd_minor
     return Configuration(
         id=f"{exp.id}/{variant.id}", experiment_id=exp.id, variant_id=variant.id,
@@ -300,11 +306,11 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
         out_of_memory=t.oom, accepted_runs=t.accepted_runs, accepted_unique_corpora=distinct, accepted=accepted,
         memory_feasible=t.oom == 0, fits_window=package.covers_window, fits_deadline=window.ends_before_deadline,
         admissible=accepted and not t.failed and package.covers_window and window.ends_before_deadline,
-        reasons=_reasons(t, package, window, groups), committed_budget_usd_minor=total,
+        reasons=_reasons(t, package, window, groups, seed_reason), committed_budget_usd_minor=total,
         price_status=package.price_status, duration_days=package.duration_days,
         cost_per_accepted_result=(cost.per_result(total, distinct) if total is not None else
                                   CostPerResult(None, "no tariff for this GPU and duration")),
-        subgroups=groups or None)
+        subgroups=groups or None, seeds=per_seed)
 
 
 def _comparisons(exp_configs: list[Configuration]) -> tuple[Comparison, ...]:
@@ -341,7 +347,7 @@ def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
     experiment = Experiment(id=exp.id, variable=exp.variable, description=description,
                             fixed=exp.fixed.written, runs_per_variant=exp.runs_per_variant,
                             cold_runs_per_variant=exp.cold_runs_per_variant, warmup=exp.warmup,
-                            order=exp.order, package=rented, comparisons=_comparisons(configs))
+                            order=exp.order, package=rented, comparisons=_comparisons(configs), seeds=exp.seeds)
     return experiment, configs
 
 
@@ -357,6 +363,7 @@ def recompute(protocol: Protocol, grid_file: str, rows: list[GridRow], lines: li
         ctx.findings.extend(memory.check_measurement(doc, file))
     ctx.findings.extend(runtimes.run_time_findings(protocol, measurements, grid_file, rows, lines))
     ctx.findings.extend(attempts.series_findings(protocol, "protocol.json"))
+    ctx.findings.extend(seeds.protocol_findings(protocol, "protocol.json"))
     ctx.findings.extend(provenance.measurement_findings(protocol, measurements))
     ctx.findings.extend(samework.same_work_findings(protocol, rows, grid_file, measurements))
     by_exp = _rows_by_experiment(rows, lines)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from generator.audit.findings import Finding
-from generator.audit.recompute import attempts
+from generator.audit.recompute import attempts, seeds
 from generator.audit.recompute.model import (
     Configuration,
     Decision,
@@ -146,7 +146,7 @@ def decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[l
 
 
 def _decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[list[Configuration], Decision]:
-    gated = with_evidence(configs, findings)
+    gated = seeds.every_seed(with_evidence(configs, findings))
     shared = [f for f in findings if f.is_error and f.shared_input]
     if shared:
         return gated, withhold(gated, shared)

@@ -57,30 +57,45 @@ def file_findings(doc: MeasurementDoc, doc_file: str, exp: ExperimentSpec, varia
                                     rule="a measurement file describes the variant it is linked to", fix=fix))
     for column, key in CONFIG_KEYS.items():
         registered, measured = registered_value(exp, variant, column), config.setting(key)
+        if column == "seed" and exp.seeds:
+            # One file describes the variant's runs under every common seed: the seed it names is one of them.
+            if measured is not None and measured not in exp.seeds:
+                out.append(make_finding(CODE, E, doc_file, f"{doc_file} was measured with seed {measured!r}; {name} "
+                                        f"registers the common seeds {list(exp.seeds)}", field="/configuration/seed",
+                                        claimed=measured, recomputed=list(exp.seeds),
+                                        rule=f"protocol experiments[{exp.id}]: seeds", fix=fix))
+            continue
         if registered is None or measured is None or _norm(column, measured) == _norm(column, registered):
             continue
         origin = "the variant's registered value" if exp.variable == column else "the value held fixed"
         out.append(make_finding(CODE, E, doc_file, f"{doc_file} was measured with {key} {measured!r}; {name} registers "
                                 f"{column} {registered!r} ({origin})", field=f"/configuration/{key}", claimed=measured,
                                 recomputed=registered, rule=f"protocol experiments[{exp.id}]: {column}", fix=fix))
-    for key, count, what in (("repeats", exp.runs_per_variant, "runs_per_variant"),
+    seeded = f" under each of its {len(exp.seeds)} common seeds" if exp.seeds else ""
+    for key, count, what in (("repeats", exp.attempts("warm"), "runs_per_variant"),
                              ("warmup", exp.warmup.iterations, "warmup.iterations")):
         measured = config.setting(key)
         if measured is not None and measured != count:
+            said = (f"{exp.runs_per_variant}{seeded}, {count} in all" if key == "repeats" and seeded
+                    else str(count))
             out.append(make_finding(CODE, E, doc_file,
                                     f"{doc_file} declares {key} {measured}, where experiment {exp.id!r} "
-                                    f"registers {what} {count}", field=f"/configuration/{key}", claimed=measured,
+                                    f"registers {what} {said}", field=f"/configuration/{key}", claimed=measured,
                                     recomputed=count, rule=f"protocol experiments[{exp.id}].{what}", fix=fix))
     return out
 
 
-def row_findings(row: GridRow, line: int, grid_file: str, doc: MeasurementDoc, doc_file: str) -> list[Finding]:
-    """A grid row against the measurement file of its variant: the same settings, a phase for each warm run."""
+def row_findings(row: GridRow, line: int, grid_file: str, doc: MeasurementDoc, doc_file: str,
+                 seeded: bool = False) -> list[Finding]:
+    """A grid row against the measurement file of its variant: the same settings, a phase for each warm run
+    (the seed is not compared when the file describes the runs of several common seeds: `seeded`)."""
     out: list[Finding] = []
     config = doc.configuration
     rule = f"the grid row and {doc_file} describe the same run"
     fix = "report the configuration actually applied; a row and its measurement that disagree cannot both be right"
     for column, key in CONFIG_KEYS.items():
+        if seeded and column == "seed":
+            continue
         claimed, measured = row.cell(column), config.setting(key)
         if claimed is not None and measured is not None and _norm(column, claimed) != _norm(column, measured):
             out.append(make_finding(CODE, E, grid_file,

@@ -8,7 +8,15 @@ from generator.audit.findings import Finding
 from generator.audit.inputs.protocol import Corpus, Expense, Protocol, QualityReference, Subgroup, Timer, Warmup
 from generator.audit.recompute.answer import Decision, Excluded, FindingRef, RankEntry, RunExclusion, Tie, Unpriced
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
-from generator.audit.recompute.runcells import ClaimedCells, EnvironmentCells, MemoryCells, RecomputedRun
+from generator.audit.recompute.runcells import (
+    ClaimedCells,
+    EnvironmentCells,
+    MemoryCells,
+    PhaseTiming,
+    RecomputedRun,
+    SeedRuns,
+    Timing,
+)
 from generator.audit.recompute.spend import PackagePeriod
 from generator.audit.recompute.subgroups import SubgroupSummary
 from generator.core.jsonvalue import JsonScalar
@@ -17,7 +25,8 @@ __all__ = [
     "CampaignSummary", "ClaimedCells", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision",
     "DecisionDocument", "EnvironmentCells", "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint",
     "Measurement", "MemoryCells", "Package", "PackageCover", "PhaseTiming", "QualityRule", "RankEntry",
-    "Recomputation", "RecomputedRun", "Run", "RunExclusion", "Separation", "Tie", "Timing", "Tool", "Unpriced",
+    "Recomputation", "RecomputedRun", "Run", "RunExclusion", "SeedRuns", "Separation", "Tie", "Timing", "Tool",
+    "Unpriced",
     "Window",
 ]
 
@@ -119,28 +128,8 @@ class Experiment(JsonRecord):
     order: str | None
     package: Package
     comparisons: tuple[Comparison, ...]
-
-
-@dataclass(frozen=True)
-class PhaseTiming(JsonRecord):
-    """One phase's durations and summary; p95 only from enough observations, else the note says why."""
-
-    durations: tuple[float, ...]
-    successes: int
-    failures: int
-    median: float | None
-    min: float | None
-    max: float | None
-    p95: float | None
-    tail_note: str | None
-
-
-@dataclass(frozen=True)
-class Timing(JsonRecord):
-    """Warm and cold phases of one configuration."""
-
-    warm: PhaseTiming
-    cold: PhaseTiming
+    # The common seeds every variant ran under (the protocol's experiments[].seeds); absent when none are listed.
+    seeds: tuple[int, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)
@@ -169,6 +158,7 @@ class Run(JsonRecord):
     recomputed: RecomputedRun | None
     memory: MemoryCells
     notes: str
+    seed: int | None = field(default=None, metadata=OMIT_IF_NONE)  # the row's seed, when the experiment lists seeds
 
 
 @dataclass(frozen=True)
@@ -221,6 +211,8 @@ class Configuration(JsonRecord):
     cost_per_accepted_result: CostPerResult
     # Each planned subgroup across the runs; left out when the protocol plans none.
     subgroups: tuple[SubgroupSummary, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    # Each common seed's runs kept apart, when the experiment lists seeds (absent otherwise).
+    seeds: tuple[SeedRuns, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
     evidence: Evidence | None = field(default=None, metadata=OMIT_IF_NONE)
 
 

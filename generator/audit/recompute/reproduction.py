@@ -12,6 +12,11 @@ from generator.audit.recompute.model import Configuration, Run
 IDENTICAL, BOUNDED, QUALITY = "identical", "bounded", "quality"
 
 
+def _under(run: Run) -> str:
+    """The seed a run's comparison is made under, when the experiment lists common seeds."""
+    return f" under the same seed {run.seed}" if run.seed is not None else ""
+
+
 def _judged(config: Configuration) -> list[Run]:
     """The warm runs that went through and were recomputed from a prediction file read."""
     return [r for r in config.runs if r.phase == "warm" and r.outcome == "ok" and r.recomputed is not None
@@ -28,7 +33,8 @@ def _identical(config: Configuration, runs: list[Run], digests: Mapping[str, tup
     first, digest = known[0]
     return [make_finding(
         "reproduction-not-identical", Severity.ERROR, grid_file, f"{config.id} warm run {r.run_index} wrote "
-        f"other predictions than warm run {first.run_index} (SHA-256 {other[:12]}... against {digest[:12]}...), "
+        f"other predictions than warm run {first.run_index}{_under(first)} (SHA-256 {other[:12]}... against "
+        f"{digest[:12]}...), "
         "but the protocol registers identical outputs", line=r.line, field="run_index", claimed=IDENTICAL,
         recomputed=other, rule="quality.reproduction identical: every warm run writes the same prediction file",
         fix="find what makes the runs differ (seeds, deterministic options, batch composition), or register the "
@@ -49,7 +55,8 @@ def _bounded(config: Configuration, runs: list[Run], bound: float, metric: str, 
         return []
     return [make_finding(
         "reproduction-beyond-bound", Severity.ERROR, grid_file, f"{config.id}: {metric} varies by {spread:.6f} "
-        f"across its warm runs (run {low[0].run_index}: {low[1]:.6f}, run {high[0].run_index}: {high[1]:.6f}), "
+        f"across its warm runs{_under(low[0])} (run {low[0].run_index}: {low[1]:.6f}, run {high[0].run_index}: "
+        f"{high[1]:.6f}), "
         f"more than the registered bound {bound}", line=high[0].line, field="quality_value", claimed=bound,
         recomputed=round(spread, 6), rule="quality.reproduction bounded: the metric's spread across the warm runs "
         "is at most the bound", fix="find what makes the runs differ, or register a bound the runs can meet "
@@ -58,13 +65,16 @@ def _bounded(config: Configuration, runs: list[Run], bound: float, metric: str, 
 
 def reproduction_findings(quality: Quality, configurations: Sequence[Configuration],
                           digests: Mapping[str, tuple[int, str]], grid_file: str) -> list[Finding]:
-    """Each configuration's warm runs against the registered reproduction target (nothing for `quality`, or when
-    none is registered: acceptance is then the only rule)."""
+    """Each configuration's warm runs, each common seed's apart, against the registered reproduction target
+    (nothing for `quality`, or when none is registered: acceptance is then the only rule)."""
     out: list[Finding] = []
     for config in configurations:
-        runs = _judged(config)
-        if quality.reproduction == IDENTICAL:
-            out.extend(_identical(config, runs, digests, grid_file))
-        elif quality.reproduction == BOUNDED and quality.reproduction_bound is not None:
-            out.extend(_bounded(config, runs, quality.reproduction_bound, quality.metric, grid_file))
+        judged = _judged(config)
+        # Under common seeds the target holds for each seed's runs, kept apart: seeds are meant to differ.
+        for seed in dict.fromkeys(r.seed for r in judged):
+            runs = [r for r in judged if r.seed == seed]
+            if quality.reproduction == IDENTICAL:
+                out.extend(_identical(config, runs, digests, grid_file))
+            elif quality.reproduction == BOUNDED and quality.reproduction_bound is not None:
+                out.extend(_bounded(config, runs, quality.reproduction_bound, quality.metric, grid_file))
     return out

@@ -1,4 +1,4 @@
-"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory and environment records."""
+"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory, environment, timing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.audit.recompute.subgroups import SubgroupRun
 
-__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "RecomputedRun"]
+__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "PhaseTiming", "RecomputedRun", "SeedRuns", "Timing"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +75,38 @@ class RecomputedRun(JsonRecord):
     file_present: bool
     # Each planned subgroup's verdict; left out when the protocol plans none.
     subgroups: tuple[SubgroupRun, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+
+
+@dataclass(frozen=True)
+class PhaseTiming(JsonRecord):
+    """One phase's durations and summary; p95 only from enough observations, else the note says why."""
+
+    durations: tuple[float, ...]
+    successes: int
+    failures: int
+    median: float | None
+    min: float | None
+    max: float | None
+    p95: float | None
+    tail_note: str | None
+
+
+@dataclass(frozen=True)
+class Timing(JsonRecord):
+    """Warm and cold phases of one configuration."""
+
+    warm: PhaseTiming
+    cold: PhaseTiming
+
+
+@dataclass(frozen=True)
+class SeedRuns(JsonRecord):
+    """One common seed's runs of a configuration, kept apart: attempts, acceptance and timing under that seed."""
+
+    seed: int
+    attempts: int
+    completed: int
+    failures: int
+    accepted_runs: int
+    accepted: bool  # at least one completed run, and every completed run accepted
+    timing: Timing

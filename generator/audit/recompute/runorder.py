@@ -78,12 +78,13 @@ def _sequence_problem(exp: ExperimentSpec) -> str | None:
     sequence = exp.drawn_sequence
     if not sequence:
         return "registers order drawn without the drawn sequence"
-    counts, variants = Counter(sequence), [v.id for v in exp.variants]
-    wrong = sorted(v for v in set(variants) | set(counts) if counts[v] != (exp.runs_per_variant if v in variants
-                                                                             else 0))
+    counts, variants, runs = Counter(sequence), [v.id for v in exp.variants], exp.attempts("warm")
+    wrong = sorted(v for v in set(variants) | set(counts) if counts[v] != (runs if v in variants else 0))
     if wrong:
+        times = (f"runs_per_variant ({exp.runs_per_variant}) times under each of its {len(exp.seeds)} common seeds, "
+                 f"{runs} in all" if exp.seeds else f"runs_per_variant ({runs}) times")
         return (f"draws {', '.join(f'{v} {counts[v]} time(s)' for v in wrong)}; the sequence names each variant "
-                f"of the experiment exactly runs_per_variant ({exp.runs_per_variant}) times")
+                f"of the experiment exactly {times}")
     return None
 
 

@@ -70,6 +70,10 @@ def _stated(exp: ExperimentSpec, index: int, key: str, rows: list[GridRow], grid
         return Stated(exp.id, f"/experiments/{index}/warmup/{key}", value, written_json(value), PROTOCOL_FILE)
     if key == exp.variable:
         return None
+    if key == "seed" and exp.seeds:
+        # Common seeds are the work's seeds, in any order: configurations ranked together ran the same ones.
+        listed = json.dumps(sorted(exp.seeds))
+        return Stated(exp.id, f"/experiments/{index}/seeds", listed, json.dumps(list(exp.seeds)), PROTOCOL_FILE)
     where = f"/experiments/{index}/fixed/{key}"
     value = exp.fixed.setting(key)
     if value is None and key in GRID_COLUMNS:

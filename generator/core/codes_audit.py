@@ -166,6 +166,8 @@ AUDIT: tuple[Code, ...] = (
          "rent and register the lots the runs used, or report the GPUs actually used"),
     Code("ids-match-mismatch", E, C, "ids_match compares the ID sets, not their counts", _CLAIM_FIX),
     Code("illustrative-price", I, C, "only published prices commit a budget", "check the provider's current offer"),
+    Code("input-order-unrecorded", E, C, "each variant of an input-order series records the order it ran in its "
+         "measurement JSON", "measure the variant with a runner that writes configuration.input_order, and link it"),
     Code("measurement-config-mismatch", E, C, "a measurement file describes the variant it is linked to",
          "link the measurement of the variant's own run, or measure it again"),
     Code("measurement-not-linked", E, C, "memory feasibility needs a measurement of the variant itself",

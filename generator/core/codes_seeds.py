@@ -50,10 +50,13 @@ SEEDS: dict[str, str] = {
     "gpus-beyond-rental": "000/001/002 §5; 003 'Speicher als Machbarkeitskriterium nutzen'",
     "ids-match-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "illustrative-price": "003 'Die gebundenen Kosten mit unseren Paketen berechnen'; 004 §4",
+    "input-order-unrecorded": "003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "invisible-character": (
         "000/001/002 §4 experiment_id..seed; 003 'Eingaben, Referenz und Manifest vorbereiten'; 000/001/002 §4 "
         "notes; 003 'Das Protokoll herunterladen und einen wiederverwendbaren Nachweis behalten'; 000/001/002 §1"),
-    "measurement-config-mismatch": "000/001/002 §4 precision/batch/context; 004 §3; 000/001/002 §2",
+    "measurement-config-mismatch": (
+        "000/001/002 §4 precision/batch/context; 004 §3; 000/001/002 §2; 003 'Beispiel: dieselben 1.000 Texte "
+        "klassifizieren'"),
     "measurement-not-linked": "003 'Speicher als Machbarkeitskriterium nutzen'; 000/001/002 §3",
     "measurement-without-gpu": "003 'Wiederholen und Fehlschläge beibehalten'; 004 Voraussetzungen und Grenzen",
     "memory-disagrees": "000/001/002 §3; 003 'Speicher als Machbarkeitskriterium nutzen'; 004 §3",

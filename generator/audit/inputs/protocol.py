@@ -107,7 +107,7 @@ class Fixed:
     """What an experiment holds fixed; `written` keeps the settings as the file writes them (keys and order)."""
 
     corpus_revision: str
-    input_order: str
+    input_order: str | None  # None when it is the experiment's declared variable
     model_revision: str
     tokenizer_revision: str
     precision: str | None
@@ -124,7 +124,7 @@ class Fixed:
 
     @classmethod
     def of(cls, data: JsonObject) -> Fixed:
-        return cls(as_str(data["corpus_revision"]), as_str(data["input_order"]), as_str(data["model_revision"]),
+        return cls(as_str(data["corpus_revision"]), opt_str(data["input_order"]), as_str(data["model_revision"]),
                    as_str(data["tokenizer_revision"]), opt_str(data.get("precision")), opt_int(data.get("batch")),
                    opt_int(data.get("context")), as_str(data["padding"]), as_str(data["truncation"]),
                    as_int(data["seed"]), as_scalar_map(data))

@@ -22,7 +22,7 @@ MAX_INT_DIGITS = 300  # a float holds about 1.8e308: a longer integer cannot be 
 FREE_TEXT_KEYS = {
     "protocol": frozenset({"title", "question", "notes", "description", "source", "padding", "truncation", "inputs",
                            "recompilation", "input_order"}),
-    "measurement": frozenset({"unavailable_reason", "error", "notes", "description"}),
+    "measurement": frozenset({"unavailable_reason", "error", "notes", "description", "input_order"}),
 }
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import ExperimentSpec
-from generator.audit.inputs.rows import GridRow
+from generator.audit.inputs.rows import GRID_COLUMNS, GridRow
 
 E = Severity.ERROR
 # Columns that must be identical across an experiment, except the declared variable.
@@ -24,7 +24,7 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
     out: list[Finding] = []
     variable = exp.variable
     registered = {v.id: v.value for v in exp.variants}.get(row.variant_id or "")
-    claimed = row.cell(variable)
+    claimed = row.cell(variable) if variable in GRID_COLUMNS else None  # input_order: no grid column
     if registered is not None and claimed is not None and str(claimed) != str(registered):
         out.append(make_finding("variant-value-mismatch", E, grid_file,
                                 f"variant {row.variant_id!r} is registered with {variable} {registered!r}, this "

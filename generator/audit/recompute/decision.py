@@ -346,6 +346,7 @@ def recompute(protocol: Protocol, grid_file: str, rows: list[GridRow], lines: li
     ctx.findings.extend(attempts.series_findings(protocol, "protocol.json"))
     ctx.findings.extend(provenance.measurement_findings(protocol, measurements))
     ctx.findings.extend(samework.same_work_findings(protocol, rows, grid_file, measurements))
+    ctx.findings.extend(measured_config.input_order_findings(protocol, measurements))
     by_exp = _rows_by_experiment(rows, lines)
     configs: list[Configuration] = []
     experiments: list[Experiment] = []

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from conftest import read_grid, write_grid
+from conftest import GRID, read_grid, write_grid
 from seed_rules import (
     B4,
     PROTOCOL,
@@ -123,3 +123,83 @@ RULES: list[SeedRule] = [
 ]
 
 
+
+
+# ------------------------------------------------------------ set-up time: outside the timer, inside the rental
+
+COMPILE_S = 540.0
+IN_WINDOW = "2026-10-05T07:05:00.000000Z"  # 09:05 in Paris, five minutes into the window
+
+
+def _phase(name: str, start: str, seconds: float) -> dict[str, Any]:
+    """A set-up phase row of the measurement schema: ok, dated, its memory not counted (null, never 0)."""
+    row: dict[str, Any] = {"phase": name, "repeat": None, "iterations": 1, "status": "ok", "error": None,
+                           "elapsed_seconds": seconds}
+    row.update({f"{k}_{c}_bytes": None for k in ("baseline", "final", "peak") for c in ("allocated", "reserved")})
+    row.update(started_at=start, ended_at=_shift(start, timedelta(seconds=seconds)))
+    return row
+
+
+def _setup(c: Path, download_at: str = IN_WINDOW) -> None:
+    """b4's measurement records its set-up on the rental before its runs (003 'Start'): the download and the
+    install, the model load (moved earlier) and a compilation of 540 s, each dated, none inside a timed run."""
+    def add(doc: Any) -> None:
+        phases = doc["phases"]
+        load = phases[0]
+        assert load["phase"] == "model_load"
+        load["started_at"] = "2026-10-05T07:20:00.000000Z"
+        load["ended_at"] = _shift(load["started_at"], timedelta(seconds=load["elapsed_seconds"]))
+        phases[0:1] = [_phase("download", download_at, 240.0),
+                       _phase("install", "2026-10-05T07:10:00.000000Z", 150.0), load,
+                       _phase("compile", "2026-10-05T07:20:05.000000Z", COMPILE_S)]
+
+    edit_json(c, meas(RTX, "b4"), add)
+
+
+def m_setup_recorded(c: Path) -> list[Where]:
+    _setup(c)
+    return []
+
+
+def v_setup_recorded(decision: dict[str, Any], findings: list[Any]) -> None:
+    from generator.render.view import ReadDecision, build_view  # noqa: PLC0415 - the note's side, only here
+
+    assert decision["decision"]["answer"] == B4, decision["decision"]
+    b4 = next(x for x in decision["configurations"] if x["id"] == B4)
+    assert b4["timing"]["warm"]["median"] == 40.01 and b4["timing"]["cold"]["durations"] == [48.649], b4["timing"]
+    schedule = {row.configuration: row for row in build_view(ReadDecision.of(decision)).schedule}
+    assert [name for name, _ in schedule[B4].setup] == ["download", "install", "model_load", "compile"]
+    assert schedule[B4].setup_start == IN_WINDOW and schedule[B4].runs_start == "2026-10-05T07:31:46.866000Z"
+
+
+def m_setup_before_window(c: Path) -> list[Where]:
+    # the model was downloaded the evening before the rental's window began
+    _setup(c, download_at="2026-10-04T18:00:00.000000Z")
+    return [Where(meas(RTX, "b4"), None, "/phases/0/started_at")]
+
+
+def m_setup_timed(c: Path) -> list[Where]:
+    # the compilation counted inside the cold run's duration
+    _setup(c)
+    rows = read_grid(c)
+    h = rows[0]
+    line = next(i for i, r in enumerate(rows) if r[h.index("experiment_id")] == RTX
+                and r[h.index("variant_id")] == "b4" and r[h.index("phase")] == "cold") + 1
+    cold = rows[line - 1][h.index("elapsed_seconds")]
+    rows[line - 1][h.index("elapsed_seconds")] = f"{float(cold) + COMPILE_S:.3f}"
+    write_grid(c, rows)
+    return [Where(GRID, line, "elapsed_seconds")]
+
+
+_START = f"{A} 'Start, Aufwärmphase und gemessenen Durchlauf trennen'"
+_SCHEDULE = f"{A} 'Die Dauer mit dem vollständigen Zeitplan wählen'"
+RULES += [
+    SeedRule("setup-recorded", "download, install, load and compile are recorded apart from the timed runs and "
+             "shown in the note's schedule; the timings and the answer stay as they are", _START, None,
+             m_setup_recorded, protect="decision", verify=v_setup_recorded),
+    SeedRule("setup-inside-rental", "the set-up lies inside the rental: each set-up phase is dated inside the "
+             "campaign window", f"{_START}; {_SCHEDULE}", "run-outside-window", m_setup_before_window,
+             targets=(B4,)),
+    SeedRule("setup-outside-timer", "the set-up is outside the timer: no run's elapsed_seconds counts it",
+             _START, "duration-beyond-bracket", m_setup_timed, targets=(B4,)),
+]

@@ -26,7 +26,8 @@ SEEDS: dict[str, str] = {
     "duplicate-tariff": "003 'Die gebundenen Kosten mit unseren Paketen berechnen'; 004 Inhalt",
     "duration-below-measured": "000/001/002 §4 elapsed_seconds, §3",
     "duration-beyond-bracket": (
-        "000/001/002 §4 elapsed_seconds; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'"),
+        "000/001/002 §4 elapsed_seconds; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, "
+        "Aufwärmphase und gemessenen Durchlauf trennen'"),
     "duration-unmeasured": "000/001/002 §4 elapsed_seconds",
     "environment-not-seen": (
         "000/001/002 §4 gpu_model..runtime_version; 003 'Eingaben, Referenz und Manifest vorbereiten'"),
@@ -97,7 +98,9 @@ SEEDS: dict[str, str] = {
     "run-after-deadline": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "run-before-registration": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
     "run-order-not-registered": "000/001/002 §3",
-    "run-outside-window": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "run-outside-window": (
+        "003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, Aufwärmphase und gemessenen Durchlauf "
+        "trennen'"),
     "run-time-bracket-short": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "run-time-invalid": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "run-times-missing": (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -21,6 +22,7 @@ from seed_rules import (
     edit_json,
     edit_protocol,
     meas,
+    pred,
 )
 
 # ------------------------------------------------------------------------- input order as a declared variable
@@ -202,4 +204,121 @@ RULES += [
              targets=(B4,)),
     SeedRule("setup-outside-timer", "the set-up is outside the timer: no run's elapsed_seconds counts it",
              _START, "duration-beyond-bracket", m_setup_timed, targets=(B4,)),
+]
+
+
+# ----------------------------------------------------------------- resumes: a resume setting is its own variant
+
+RESUME = f"{RTX}/b8-resume"
+B8 = f"{RTX}/b8"
+RESUMED_S = 18.5  # the resumption's own timer: the texts after the 408 completed before the out-of-memory stop
+INTERRUPTED_S = 9.629  # b8's warm run 3, from its start to the out-of-memory stop (its measurement's bracket)
+SETTING = "after an out-of-memory stop, restart the process and resume after the last completed input, batch 8"
+
+
+def _resumption_row(c: Path, variant: str, run_index: int, notes: str, replace: bool = False) -> int:
+    """b8's completed warm run 2 copied as `variant`'s warm run `run_index` (a new row, or in place of that
+    attempt's row), with its elapsed_seconds and notes; its prediction file is the whole corpus. Returns its line."""
+    rows = read_grid(c)
+    h = rows[0]
+    key = (RTX, "b8", "warm", "2")
+    source = next(r for r in rows if (r[h.index("experiment_id")], r[h.index("variant_id")], r[h.index("phase")],
+                                      r[h.index("run_index")]) == key)
+    new = list(source)
+    new[h.index("variant_id")], new[h.index("run_index")] = variant, str(run_index)
+    new[h.index("elapsed_seconds")] = f"{RESUMED_S:.3f}"
+    new[h.index("notes")] = f"{source[h.index('notes')]}; {notes}"
+    if replace:
+        line = next(i for i, r in enumerate(rows) if (r[h.index("experiment_id")], r[h.index("variant_id")],
+                                                      r[h.index("phase")], r[h.index("run_index")])
+                    == (RTX, variant, "warm", str(run_index)))
+        rows[line] = new
+    else:
+        rows.append(new)
+        line = len(rows) - 1
+    write_grid(c, rows)
+    target = c / pred(RTX, variant, "warm", run_index)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(c / pred(RTX, "b8", "warm", 2), target)
+    return line + 1
+
+
+def _resume(c: Path, resumed: str = "b8/warm/3", of: str = "b8") -> int:
+    """rtx4090-batch registers b8 with its resume setting as a variant of its own, b8-resume (003 'Wiederholen'):
+    b8's out-of-memory warm run 3 (408 texts done) is resumed in a new process at 09:00 and completes the corpus.
+    Its measurement holds that process (model_load, inputs, warm_forward repeat 3). Returns the resumption's line."""
+    rel = meas(RTX, "b8-resume")
+
+    def declare(p: Any) -> None:
+        p["experiments"][0]["variants"].append({"id": "b8-resume", "value": 8, "measurement": rel,
+                                                "resume": {"of": of, "setting": SETTING}})
+
+    edit_protocol(c, declare)
+    line = _resumption_row(c, "b8-resume", 3, f"outcome=resumed; resumed={resumed}")
+    doc = json.loads((c / meas(RTX, "b8")).read_text(encoding="utf-8"))
+    doc["run"]["variant_id"] = "b8-resume"
+    load, inputs = doc["phases"][0], doc["phases"][1]
+    warm = {**next(p for p in doc["phases"] if p["phase"] == "warm_forward" and p["repeat"] == 2), "repeat": 3,
+            "elapsed_seconds": 14.0}
+    start = _parse("2026-10-05T08:00:00.000000Z")
+    for p, offset in ((load, 0.0), (inputs, 4.0), (warm, 5.0)):
+        p["started_at"] = (start + timedelta(seconds=offset)).strftime(STAMP)
+        p["ended_at"] = _shift(p["started_at"], timedelta(seconds=p["elapsed_seconds"]))
+    doc["phases"] = [load, inputs, warm]
+    (c / rel).write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return line
+
+
+def m_resume_variant(c: Path) -> list[Where]:
+    _resume(c)
+    return []
+
+
+def v_resume_variant(decision: dict[str, Any], findings: list[Any]) -> None:
+    configs = {x["id"]: x for x in decision["configurations"]}
+    resumed, b8 = configs[RESUME], configs[B8]
+    assert decision["decision"]["answer"] == RESUME, decision["decision"]
+    # its balance: b8's six attempts and the resumption; the interruption is a failure, resumed, not an exclusion
+    assert (resumed["attempts"], resumed["failures"], resumed["out_of_memory"]) == (7, 1, 0), resumed
+    assert resumed["admissible"] and resumed["resume"] == {"of": "b8", "setting": SETTING, "resumed": 1,
+                                                           "interrupted_seconds": INTERRUPTED_S}
+    warm = resumed["timing"]["warm"]
+    assert (warm["successes"], warm["failures"]) == (5, 1)
+    assert round(RESUMED_S + INTERRUPTED_S, 3) in warm["durations"], warm  # the interrupted time counted
+    # never mixed into b8: its out-of-memory run stays a failure, and the resumption is not one of its runs
+    assert (b8["attempts"], b8["timing"]["warm"]["successes"], b8["admissible"]) == (6, 4, False)
+    assert all(r["outcome"] != "resumed" for r in b8["runs"])
+
+
+def m_resume_in_base(c: Path) -> list[Where]:
+    # b8's out-of-memory run 3 resumed and written in its place, as if b8 had completed five runs
+    return [Where(GRID, _resumption_row(c, "b8", 3, "outcome=resumed", replace=True), "notes")]
+
+
+def v_resume_in_base(decision: dict[str, Any], findings: list[Any]) -> None:
+    b8 = next(x for x in decision["configurations"] if x["id"] == B8)
+    assert b8["timing"]["warm"]["successes"] == 4 and b8["accepted_runs"] == 5, b8["timing"]  # not counted
+
+
+def m_resume_not_interrupted(c: Path) -> list[Where]:
+    # the resumption names b8's warm run 2, which completed: nothing was interrupted there
+    return [Where(GRID, _resume(c, resumed="b8/warm/2"), "notes")]
+
+
+def m_resume_of_unknown(c: Path) -> list[Where]:
+    _resume(c, resumed="b16/warm/3", of="b16")
+    return [Where(PROTOCOL, None, "/experiments/0/variants/3/resume/of")]
+
+
+_RESUME = f"{A} 'Wiederholen und Fehlschläge beibehalten'"
+RULES += [
+    SeedRule("resume-variant", "a resume setting is its own variant: its resumed attempts, their time and the "
+             "attempts they resume count in its balance, never in the variant it resumes", _RESUME, None,
+             m_resume_variant, protect="decision", verify=v_resume_variant),
+    SeedRule("resume-declared", "a resumed attempt belongs to a declared resume variant, never in place of the "
+             "failed run", _RESUME, "resume-not-declared", m_resume_in_base, targets=(B8,), verify=v_resume_in_base),
+    SeedRule("resume-names-interrupted", "a resumed attempt names the interrupted attempt it resumes", _RESUME,
+             "resume-target-invalid", m_resume_not_interrupted, targets=(RESUME,)),
+    SeedRule("resume-of-registered", "a resume variant resumes another variant of its experiment", _RESUME,
+             "resume-of-invalid", m_resume_of_unknown, targets=(RESUME,)),
 ]

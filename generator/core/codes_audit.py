@@ -204,6 +204,15 @@ AUDIT: tuple[Code, ...] = (
     Code("phase-order", E, C, "a measurement's phases follow the Lab's order", "write the phases in the Lab's order"),
     Code("quality-value-mismatch", E, C, "quality_value is the registered metric recomputed from the predictions",
          "recompute the metric from the prediction file against the reference"),
+    Code("resume-not-declared", E, C, "a resumed attempt belongs to a declared resume variant, never to the variant "
+         "whose run it resumes", "keep the interrupted attempt as it ended; register the resume setting as a variant "
+         "of its own (variants[].resume) holding the resumptions"),
+    Code("resume-of-invalid", E, C, "a resume variant resumes another variant of its experiment, not itself a resume "
+         "variant", "name in resume.of the variant whose interrupted attempts it resumes"),
+    Code("resume-target-invalid", E, C, "each attempt of a resume variant names the interrupted attempt it resumes, "
+         "once", "write resumed=<variant>/<phase>/<run_index> of the interrupted attempt in notes"),
+    Code("resume-time-unmeasured", W, C, "a resumed duration counts the interrupted attempt's time, from its "
+         "measured start and end", "date every phase, the failed ones included"),
     Code("rule-not-registered", E, C, "the quality rule reported is the pre-registered one",
          "report the registered rule; a changed rule needs a new protocol"),
     Code("run-after-deadline", E, C, "a run ends before the campaign's deadline", "measure again inside the window"),
@@ -222,7 +231,7 @@ AUDIT: tuple[Code, ...] = (
     Code("synthetic-model-measurement", E, C, "a configuration's memory evidence measures its own model",
          "measure with the campaign's model and link that file"),
     Code("unknown-experiment", E, C, "a grid row names an experiment of the protocol", "use a registered experiment"),
-    Code("unknown-outcome", E, C, "outcome= is failed, oom, aborted or excluded",
+    Code("unknown-outcome", E, C, "outcome= is failed, oom, aborted, excluded or resumed",
          "write one of the known outcomes, and completed=N for a failure"),
     Code("unknown-variant", E, C, "a grid row names a variant of its experiment", "use a registered variant"),
     Code("unregistered-attempt", E, C, "no more attempts than registered per variant",

@@ -92,6 +92,10 @@ SEEDS: dict[str, str] = {
     "reference-missing-id": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "registered-after-start": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
     "renamed-column": "000/001/002 §4; 004 Inhalt",
+    "resume-not-declared": "003 'Wiederholen und Fehlschläge beibehalten'",
+    "resume-of-invalid": "003 'Wiederholen und Fehlschläge beibehalten'",
+    "resume-target-invalid": "003 'Wiederholen und Fehlschläge beibehalten'",
+    "resume-time-unmeasured": "003 'Wiederholen und Fehlschläge beibehalten'",
     "rule-not-registered": (
         "000/001/002 §1, §4 quality_*; 003 'Qualität nach einem Wechsel der Präzision prüfen'; 000/001/002 §1; "
         "003 'Festlegen, was als akzeptiertes Ergebnis zählt'"),

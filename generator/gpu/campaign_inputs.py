@@ -111,6 +111,9 @@ def make_plan(config: CampaignConfig) -> Plan:
     for exp in exps:
         if exp.get("variable") != "batch":
             raise UsageError(f"experiment {exp.get('id')!r}: only the declared variable `batch` is supported")
+        if any("resume" in v for v in exp.get("variants", [])):
+            raise UsageError(f"experiment {exp.get('id')!r}: a resume variant's attempts resume interrupted ones, "
+                             "which `campaign run` does not do; register it in a protocol of its own")
         if exp.get("cold_runs_per_variant") not in (0, 1):
             raise UsageError(f"experiment {exp['id']!r}: cold_runs_per_variant must be 0 or 1")
         if exp["fixed"] != fixed:

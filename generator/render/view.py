@@ -151,7 +151,7 @@ def _run_view(run: Run) -> RunView:
         claimed, again = parts.claimed_cell(run, column), parts.recomputed_cell(run, key)
         cells.append(Cell(column, claimed, again, recomputed and not _agrees(column, claimed, again)))
     sets = Sets(*(parts.recomputed_cell(run, k) for k in ("duplicates", "missing", "extra")))
-    return RunView(run, tuple(cells), sets, parts.run_memory(run), run.outcome != "ok")
+    return RunView(run, tuple(cells), sets, parts.run_memory(run), run.outcome not in ("ok", "resumed"))
 
 
 def _index_list(indexes: list[int]) -> str:

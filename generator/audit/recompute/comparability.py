@@ -117,6 +117,8 @@ def _completeness(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_fil
     present = {r.key()[1:] for r, _ in rows}
     registered = {"warm": exp.runs_per_variant, "cold": exp.cold_runs_per_variant}
     for variant in exp.variants:
+        if variant.resume is not None:
+            continue  # a resume variant's attempts are the resumptions it made, not registered in advance
         for phase, count in registered.items():
             for i in range(1, count + 1):
                 if (variant.id, phase, i) not in present:

@@ -8,6 +8,7 @@ from generator.audit.findings import Finding
 from generator.audit.inputs.protocol import Corpus, Expense, Protocol, QualityReference, Timer, Warmup
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.audit.recompute.runcells import ClaimedCells, EnvironmentCells, MemoryCells, RecomputedRun
+from generator.audit.recompute.runcells import ResumeBalance as ResumeBalance  # re-exported, like the cells
 from generator.audit.recompute.spend import PackagePeriod
 from generator.core.jsonvalue import JsonScalar
 
@@ -15,8 +16,8 @@ __all__ = [
     "CampaignSummary", "ClaimedCells", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision",
     "DecisionDocument", "EnvironmentCells", "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint",
     "Measurement", "MemoryCells", "Package", "PackageCover", "PhaseTiming", "QualityRule", "RankEntry",
-    "Recomputation", "RecomputedRun", "Run", "RunExclusion", "Separation", "Tie", "Timing", "Tool", "Unpriced",
-    "Window",
+    "Recomputation", "RecomputedRun", "ResumeBalance", "Run", "RunExclusion", "Separation", "Tie", "Timing", "Tool",
+    "Unpriced", "Window",
 ]
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ class Run(JsonRecord):
     recomputed: RecomputedRun | None
     memory: MemoryCells
     notes: str
+    resumed: str | None = field(default=None, metadata=OMIT_IF_NONE)  # the attempt a resumption names
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,7 @@ class Configuration(JsonRecord):
     duration_days: int
     cost_per_accepted_result: CostPerResult
     evidence: Evidence | None = field(default=None, metadata=OMIT_IF_NONE)
+    resume: ResumeBalance | None = field(default=None, metadata=OMIT_IF_NONE)  # a resume variant's own part
 
 
 @dataclass(frozen=True)

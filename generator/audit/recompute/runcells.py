@@ -1,4 +1,4 @@
-"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory and environment records."""
+"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory, environment and resume."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from generator.audit.recompute.jsonrecord import JsonRecord
 
-__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "RecomputedRun"]
+__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "RecomputedRun", "ResumeBalance"]
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,15 @@ class RecomputedRun(JsonRecord):
     corpus_accepted: bool
     prediction_file: str | None
     file_present: bool
+
+
+@dataclass(frozen=True)
+class ResumeBalance(JsonRecord):
+    """A resume variant's own part of its balance: the variant it resumes, its setting, how many interrupted
+    attempts its resumptions resumed, and their time until the interruption, counted in the resumed durations
+    (None when one of them is not measured)."""
+
+    of: str
+    setting: str
+    resumed: int
+    interrupted_seconds: float | None

@@ -28,6 +28,8 @@ class Owners:
     files: dict[str, str]
     by_line: dict[int, str] = field(default_factory=dict)
     by_file: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # A resume variant's balance holds the attempts of the variant it resumes: their evidence concerns it too.
+    resumed_by: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     @property
     def registered(self) -> set[str]:
@@ -55,6 +57,10 @@ def owners_of(inputs: CampaignInputs) -> Owners:
         for variant in exp.variants:
             if variant.measurement:
                 owners.by_file[variant.measurement].add(f"{exp.id}/{variant.id}")
+            if variant.resume is not None:
+                owners.resumed_by[f"{exp.id}/{variant.resume.of}"].add(f"{exp.id}/{variant.id}")
+    for configs in owners.by_file.values():
+        configs.update(*(owners.resumed_by.get(c, ()) for c in list(configs)))
     return owners
 
 
@@ -88,7 +94,8 @@ def _attribute_one(f: Finding, owners: Owners) -> Finding:
         config = owners.by_line.get(f.line) if f.line is not None else None
         # A grid finding without a row of a registered configuration (its header, an unknown variant, an
         # unreadable row) concerns the grid as a whole.
-        return replace(f, configurations=(config,)) if config else replace(f, shared_input="grid")
+        return replace(f, configurations=(config, *sorted(owners.resumed_by.get(config, ())))) if config \
+            else replace(f, shared_input="grid")
     if f.file in owners.by_file:
         return replace(f, configurations=tuple(sorted(owners.by_file[f.file])))
     if f.file == PROTOCOL_FILE:

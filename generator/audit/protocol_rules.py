@@ -1,5 +1,5 @@
 """Rules on protocol.json that need more than its schema: the paths it names, its window times, its classes, its
-measurement links."""
+measurement links, its rentals and resume variants."""
 
 from __future__ import annotations
 
@@ -113,3 +113,22 @@ def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:
                 claimed=written, recomputed=rental.periods[0],
                 rule="duration_days is the first of the periods; the committed package is all of them",
                 fix=f"write duration_days {rental.periods[0]}, or leave it out and keep periods"))
+
+
+def check_resumes(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """A resume variant resumes another variant of its experiment, one that is not itself a resume variant."""
+    for i, exp in enumerate(protocol.experiments):
+        plain = {v.id for v in exp.variants if v.resume is None}
+        for j, v in enumerate(exp.variants):
+            if v.resume is None or v.resume.of in plain:
+                continue
+            why = ("is itself a resume variant" if v.resume.of in {w.id for w in exp.variants}
+                   else f"is no variant of experiment {exp.id!r}")
+            out.append(make_finding(
+                "resume-of-invalid", Severity.ERROR, file,
+                f"variant {exp.id}/{v.id} resumes variant {v.resume.of!r}, which {why}",
+                field=f"/experiments/{i}/variants/{j}/resume/of", value=v.resume.of,
+                rule="a resume setting is a variant of its own, resuming the interrupted attempts of another "
+                     "variant of its experiment",
+                fix=f"name in resume.of the variant whose interrupted attempts {v.id} resumes (one of: "
+                    f"{', '.join(sorted(plain)) or 'none'})"))

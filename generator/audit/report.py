@@ -175,6 +175,9 @@ def format_decision(decision: DecisionDocument) -> str:
         lines.append(f"  {c.id}: warm {t.successes} ok / {t.failures} failed, median {_seconds(t.median)} "
                      f"(min {_seconds(t.min)}, max {_seconds(t.max)}); budget "
                      f"{_usd(c.committed_budget_usd_minor)}; {verdict}")
+        if c.resume is not None:
+            lines.append(f"    resume variant of {c.resume.of}: {c.resume.resumed} interrupted attempt(s) resumed, "
+                         f"their {_seconds(c.resume.interrupted_seconds)} until the interruption counted")
         warnings = c.evidence.warnings if c.evidence is not None else ()
         if warnings:
             lines.append(f"    {len(warnings)} warning(s): " + ", ".join(sorted({w.code for w in warnings})))

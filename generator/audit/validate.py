@@ -51,6 +51,7 @@ def _check_protocol(protocol: Protocol, file: str, out: list[Finding],
     protocol_rules.check_classes(protocol, file, out)
     protocol_rules.check_measurement_links(protocol, file, out)
     protocol_rules.check_rentals(protocol, file, out)
+    protocol_rules.check_resumes(protocol, file, out)
     _check_experiments(protocol, file, out)
     _check_times(protocol, file, out)
 
@@ -65,7 +66,7 @@ def _check_experiments(protocol: Protocol, file: str, out: list[Finding]) -> Non
                                     field=f"{where}/id", value=exp.id, fix="give each experiment its own id"))
         seen_experiments.add(exp.id)
         ids = [v.id for v in exp.variants]
-        values = [v.value for v in exp.variants]
+        values = [v.value for v in exp.variants if v.resume is None]  # a resume variant repeats its variant's
         for dup in sorted({v for v in ids if ids.count(v) > 1}):
             out.append(make_finding("duplicate-variant", E, file, f"variant id {dup!r} is declared twice",
                                     field=f"{where}/variants", value=dup, fix="give each variant its own id"))
@@ -175,7 +176,7 @@ def _row_duration(outcome: Outcome, elapsed: float | None, line: int, file: str,
                                 line=line, field="elapsed_seconds", value="0",
                                 rule="a failed run has no duration: empty means not recorded, 0 means a real zero",
                                 fix="leave elapsed_seconds empty for a failed run"))
-    if outcome.completed_run and elapsed == 0:
+    if outcome.through and elapsed == 0:
         out.append(make_finding("completed-run-timed-zero", E, file,
                                 "a completed run (no outcome= in notes) has elapsed_seconds 0: no run over the whole "
                                 "corpus takes zero seconds", line=line, field="elapsed_seconds", claimed=0,
@@ -183,7 +184,7 @@ def _row_duration(outcome: Outcome, elapsed: float | None, line: int, file: str,
                                      "real zero",
                                 fix="write the measured duration; if it was not recorded, leave it empty and say why "
                                     "in notes, or write outcome=failed if the run did not complete"))
-    if outcome.completed_run and elapsed is None:
+    if outcome.through and elapsed is None:
         out.append(make_finding("missing-duration", E, file, "a completed run has no elapsed_seconds",
                                 line=line, field="elapsed_seconds", value="",
                                 rule="every completed run keeps its raw duration",
@@ -204,7 +205,7 @@ def _row_file(run: RunFile, row: GridRow, line: int, file: str, outcome: Outcome
                                     fix="use identifiers of letters, digits, '.', '_' and '-'" if odd else
                                     f"replace the link on the way to {rel} by a real folder or file inside the "
                                     "campaign folder"))
-    elif not run.exists and (outcome.completed_run or outcome.completed):
+    elif not run.exists and (outcome.through or outcome.completed):
         out.append(make_finding("missing-prediction-file", E, rel, "the prediction file of this run attempt is missing",
                                 value=rel, rule=f"grid line {line} maps to {rel}",
                                 fix="add the run's id,label file; a failed run with completed=0 may have none"))

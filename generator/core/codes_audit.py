@@ -176,6 +176,8 @@ AUDIT: tuple[Code, ...] = (
          "rent and register the lots the runs used, or report the GPUs actually used"),
     Code("ids-match-mismatch", E, C, "ids_match compares the ID sets, not their counts", _CLAIM_FIX),
     Code("illustrative-price", I, C, "only published prices commit a budget", "check the provider's current offer"),
+    Code("input-order-unrecorded", E, C, "each variant of an input-order series records the order it ran in its "
+         "measurement JSON", "measure the variant with a runner that writes configuration.input_order, and link it"),
     Code("measurement-config-mismatch", E, C, "a measurement file describes the variant it is linked to",
          "link the measurement of the variant's own run, or measure it again"),
     Code("measurement-not-linked", E, C, "memory feasibility needs a measurement of the variant itself",
@@ -212,6 +214,15 @@ AUDIT: tuple[Code, ...] = (
     Code("phase-order", E, C, "a measurement's phases follow the Lab's order", "write the phases in the Lab's order"),
     Code("quality-value-mismatch", E, C, "quality_value is the registered metric recomputed from the predictions",
          "recompute the metric from the prediction file against the reference"),
+    Code("resume-not-declared", E, C, "a resumed attempt belongs to a declared resume variant, never to the variant "
+         "whose run it resumes", "keep the interrupted attempt as it ended; register the resume setting as a variant "
+         "of its own (variants[].resume) holding the resumptions"),
+    Code("resume-of-invalid", E, C, "a resume variant resumes another variant of its experiment, not itself a resume "
+         "variant", "name in resume.of the variant whose interrupted attempts it resumes"),
+    Code("resume-target-invalid", E, C, "each attempt of a resume variant names the interrupted attempt it resumes, "
+         "once", "write resumed=<variant>/<phase>/<run_index> of the interrupted attempt in notes"),
+    Code("resume-time-unmeasured", W, C, "a resumed duration counts the interrupted attempt's time, from its "
+         "measured start and end", "date every phase, the failed ones included"),
     Code("rule-not-registered", E, C, "the quality rule reported is the pre-registered one",
          "report the registered rule; a changed rule needs a new protocol"),
     Code("run-after-deadline", E, C, "a run ends before the campaign's deadline", "measure again inside the window"),
@@ -230,7 +241,7 @@ AUDIT: tuple[Code, ...] = (
     Code("synthetic-model-measurement", E, C, "a configuration's memory evidence measures its own model",
          "measure with the campaign's model and link that file"),
     Code("unknown-experiment", E, C, "a grid row names an experiment of the protocol", "use a registered experiment"),
-    Code("unknown-outcome", E, C, "outcome= is failed, oom, aborted or excluded",
+    Code("unknown-outcome", E, C, "outcome= is failed, oom, aborted, excluded or resumed",
          "write one of the known outcomes, and completed=N for a failure"),
     Code("unknown-variant", E, C, "a grid row names a variant of its experiment", "use a registered variant"),
     Code("unregistered-attempt", E, C, "no more attempts than registered per variant",

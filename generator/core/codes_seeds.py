@@ -28,7 +28,8 @@ SEEDS: dict[str, str] = {
     "duplicate-tariff": "003 'Die gebundenen Kosten mit unseren Paketen berechnen'; 004 Inhalt",
     "duration-below-measured": "000/001/002 §4 elapsed_seconds, §3",
     "duration-beyond-bracket": (
-        "000/001/002 §4 elapsed_seconds; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'"),
+        "000/001/002 §4 elapsed_seconds; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, "
+        "Aufwärmphase und gemessenen Durchlauf trennen'"),
     "duration-unmeasured": "000/001/002 §4 elapsed_seconds",
     "environment-not-seen": (
         "000/001/002 §4 gpu_model..runtime_version; 003 'Eingaben, Referenz und Manifest vorbereiten'"),
@@ -52,10 +53,13 @@ SEEDS: dict[str, str] = {
     "gpus-beyond-rental": "000/001/002 §5; 003 'Speicher als Machbarkeitskriterium nutzen'",
     "ids-match-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "illustrative-price": "003 'Die gebundenen Kosten mit unseren Paketen berechnen'; 004 §4",
+    "input-order-unrecorded": "003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "invisible-character": (
         "000/001/002 §4 experiment_id..seed; 003 'Eingaben, Referenz und Manifest vorbereiten'; 000/001/002 §4 "
         "notes; 003 'Das Protokoll herunterladen und einen wiederverwendbaren Nachweis behalten'; 000/001/002 §1"),
-    "measurement-config-mismatch": "000/001/002 §4 precision/batch/context; 004 §3; 000/001/002 §2",
+    "measurement-config-mismatch": (
+        "000/001/002 §4 precision/batch/context; 004 §3; 000/001/002 §2; 003 'Beispiel: dieselben 1.000 Texte "
+        "klassifizieren'"),
     "measurement-not-linked": "003 'Speicher als Machbarkeitskriterium nutzen'; 000/001/002 §3",
     "measurement-without-gpu": "003 'Wiederholen und Fehlschläge beibehalten'; 004 Voraussetzungen und Grenzen",
     "memory-disagrees": "000/001/002 §3; 003 'Speicher als Machbarkeitskriterium nutzen'; 004 §3",
@@ -90,13 +94,19 @@ SEEDS: dict[str, str] = {
     "reference-missing-id": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "registered-after-start": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
     "renamed-column": "000/001/002 §4; 004 Inhalt",
+    "resume-not-declared": "003 'Wiederholen und Fehlschläge beibehalten'",
+    "resume-of-invalid": "003 'Wiederholen und Fehlschläge beibehalten'",
+    "resume-target-invalid": "003 'Wiederholen und Fehlschläge beibehalten'",
+    "resume-time-unmeasured": "003 'Wiederholen und Fehlschläge beibehalten'",
     "rule-not-registered": (
         "000/001/002 §1, §4 quality_*; 003 'Qualität nach einem Wechsel der Präzision prüfen'; 000/001/002 §1; "
         "003 'Festlegen, was als akzeptiertes Ergebnis zählt'"),
     "run-after-deadline": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "run-before-registration": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
     "run-order-not-registered": "000/001/002 §3",
-    "run-outside-window": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "run-outside-window": (
+        "003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, Aufwärmphase und gemessenen Durchlauf "
+        "trennen'"),
     "run-time-bracket-short": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "run-time-invalid": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "run-times-missing": (

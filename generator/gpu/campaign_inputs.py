@@ -114,6 +114,9 @@ def make_plan(config: CampaignConfig) -> Plan:
         if exp.get("seeds"):
             raise UsageError(f"experiment {exp['id']!r}: common seeds (seeds) are not supported; run each seed's "
                              "series with its own protocol")
+        if any("resume" in v for v in exp.get("variants", [])):
+            raise UsageError(f"experiment {exp.get('id')!r}: a resume variant's attempts resume interrupted ones, "
+                             "which `campaign run` does not do; register it in a protocol of its own")
         if exp.get("cold_runs_per_variant") not in (0, 1):
             raise UsageError(f"experiment {exp['id']!r}: cold_runs_per_variant must be 0 or 1")
         if exp["fixed"] != fixed:

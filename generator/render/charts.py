@@ -35,7 +35,10 @@ FORMATS = ("png", "svg")
 # Fixed salt and no date: the same data gives byte-identical SVG.
 _RC: dict[RcKeyType, object] = {"svg.hashsalt": "gpu-audit", "svg.fonttype": "none", "font.size": 8,
                              "axes.spines.top": False, "axes.spines.right": False}
-PHASE_WORDS = {"model_load": "load", "inputs": "inputs", "cold_forward": "cold", "warmup": "warmup"}
+PHASE_WORDS = {"download": "download", "install": "install", "model_load": "load", "compile": "compile",
+               "inputs": "inputs", "cold_forward": "cold", "warmup": "warmup"}
+# Set-up phases a runner may write without memory counters (a download, an install): no bar when both are null.
+_UNCOUNTED = frozenset({"download", "install", "compile"})
 LABEL_WIDTH = 12  # characters per line of a phase's label under its bar
 MIB = 2**20
 # The chart's words in English; the note's language sends its own (generator.render.i18n.chart_words).
@@ -43,7 +46,8 @@ ENGLISH = {"warm_run": "warm run", "cold_run": "cold run", "warm_median": "media
            "elapsed": "elapsed seconds per complete run (timer scope as registered)",
            "failed_runs": "failed runs: %(num)s (no duration)", "failed": "failed", "peak_reserved": "peak reserved",
            "peak_allocated": "peak allocated (part of reserved)", "load": "load", "inputs": "inputs",
-           "cold": "cold", "warmup": "warm-up", "warm_max": "warm (max of %(num)s)"}
+           "cold": "cold", "warmup": "warm-up", "warm_max": "warm (max of %(num)s)", "download": "download",
+           "install": "install", "compile": "compile"}
 
 
 def figure_inches(name: str, request: ChartRequest) -> tuple[float, float]:
@@ -138,6 +142,8 @@ def phase_peaks(phases: Sequence[PhasePeak],
     rows: list[tuple[str, int | None, int | None, bool]] = []
     warm = [p for p in phases if p.phase == "warm_forward"]
     for p in phases:
+        if p.phase in _UNCOUNTED and p.peak_allocated_bytes is None and p.peak_reserved_bytes is None:
+            continue
         if p.phase != "warm_forward":
             name = PHASE_WORDS.get(p.phase)
             rows.append((_wrapped(words[name] if name else p.phase), p.peak_allocated_bytes,

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 
 from generator.audit.recompute.jsonrecord import to_json_value
 from generator.audit.recompute.model import Configuration, Experiment, Measurement, Run
 from generator.audit.recompute.runcells import MemoryCells
+from generator.audit.recompute.runphases import SETUP_PHASES, parse_utc
 from generator.render.chartdata import PhasePeak
+from generator.render.rows import ScheduleRow
 
 # The template names a run's cells and a configuration's environment by their grid column, so they are read by
 # name here; Measurement.environment and .phases and Experiment.fixed stay JSON objects as the files write them
@@ -67,3 +70,27 @@ def _bytes(value: object) -> int | None:
 def held_fixed(experiment: Experiment) -> list[tuple[str, object]]:
     """What the experiment holds fixed, by name, in the order of Jinja's dictsort (case ignored)."""
     return sorted(experiment.fixed.items(), key=lambda item: item[0].lower())
+
+
+def _seconds(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _moment(phases: Sequence[Mapping[str, object]], key: str, last: bool = False) -> str | None:
+    """The earliest (or latest) of the phases' `key` stamps, as the file writes it; None when none is dated."""
+    dated = [(when, str(p[key])) for p in phases if (when := parse_utc(p.get(key))) is not None]
+    if not dated:
+        return None
+    return (max(dated) if last else min(dated))[1]
+
+
+def measured_schedule(configuration: str, measurement: Measurement) -> ScheduleRow:
+    """A configuration's time on the rental as its measurement records it: the set-up phases, outside the timer
+    (each with its duration; None when it failed), when the set-up began, when the runs began and when the last
+    phase ended."""
+    phases = measurement.phases
+    setup = [p for p in phases if p.get("phase") in SETUP_PHASES]
+    runs = [p for p in phases if p.get("phase") not in SETUP_PHASES]
+    return ScheduleRow(configuration, [(str(p["phase"]), _seconds(p.get("elapsed_seconds"))) for p in setup],
+                       _moment(setup, "started_at"), _moment(runs, "started_at"),
+                       _moment(phases, "ended_at", last=True))

@@ -82,7 +82,8 @@ def chart_words(catalogue: NullTranslations) -> dict[str, str]:
             "failed_runs": _("failed runs: %(num)s (no duration)"), "failed": _("failed"),
             "peak_reserved": _("peak reserved"), "peak_allocated": _("peak allocated (part of reserved)"),
             "load": _("load"), "inputs": _("inputs"), "cold": _("cold"), "warmup": _("warm-up"),
-            "warm_max": _("warm (max of %(num)s)")}
+            "warm_max": _("warm (max of %(num)s)"), "download": _("download"), "install": _("install"),
+            "compile": _("compile")}
 
 
 def chart_fonts(language: str) -> list[str]:

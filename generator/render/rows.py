@@ -108,3 +108,15 @@ class FindingGroup:
     count: int
     entries: tuple[Finding, ...]
     hidden: int
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """A measured configuration's time on the rental: its set-up phases (phase, seconds), outside the timer, and
+    when the set-up began, when its runs began and when its last phase ended (UTC stamps; None: not dated)."""
+
+    configuration: str
+    setup: list[tuple[str, float | None]]
+    setup_start: str | None
+    runs_start: str | None
+    runs_end: str | None

@@ -40,6 +40,7 @@ from generator.render.rows import (
     LeftOut,
     MemoryPeak,
     RunView,
+    ScheduleRow,
     Sets,
 )
 
@@ -118,6 +119,7 @@ class NoteView:
     findings_per_severity: int
     durations_listed: int
     environments: list[EnvironmentRow]
+    schedule: list[ScheduleRow]
     measurement_files: list[tuple[str, str]]
     experiments: tuple[Experiment, ...]
     findings: list[FindingGroup]
@@ -149,7 +151,7 @@ def _run_view(run: Run) -> RunView:
         claimed, again = parts.claimed_cell(run, column), parts.recomputed_cell(run, key)
         cells.append(Cell(column, claimed, again, recomputed and not _agrees(column, claimed, again)))
     sets = Sets(*(parts.recomputed_cell(run, k) for k in ("duplicates", "missing", "extra")))
-    return RunView(run, tuple(cells), sets, parts.run_memory(run), run.outcome != "ok")
+    return RunView(run, tuple(cells), sets, parts.run_memory(run), run.outcome not in ("ok", "resumed"))
 
 
 def _index_list(indexes: list[int]) -> str:
@@ -266,6 +268,13 @@ def _memory_peaks(configs: Sequence[Configuration]) -> list[MemoryPeak]:
     return peaks
 
 
+def _schedule(configs: Sequence[Configuration]) -> list[ScheduleRow]:
+    """Each measured configuration's time on the rental, once a measurement records a set-up step besides the
+    model load (download, install, compile); a campaign that records only the Lab's phases shows none."""
+    rows = [parts.measured_schedule(c.id, c.measurement) for c in configs if c.measurement]
+    return rows if any(name != "model_load" for r in rows for name, _ in r.setup) else []
+
+
 def _findings(findings: Sequence[Finding]) -> list[FindingGroup]:
     grouped = []
     for severity in ("error", "warning", "info"):
@@ -312,6 +321,7 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
         notes=notes[:NOTES_LISTED], notes_left_out=len(notes[NOTES_LISTED:]),
         findings_per_severity=FINDINGS_PER_SEVERITY, durations_listed=DURATIONS_LISTED,
         environments=_environments(configs),
+        schedule=_schedule(configs),
         measurement_files=[(c.id, c.measurement.file) for c in configs if c.measurement],
         experiments=d.experiments, findings=_findings(d.findings), inputs=d.inputs,
     )

@@ -60,6 +60,7 @@ class MeasuredConfig:
     warmup: int
     repeats: int
     seed: int | None
+    input_order: str | None  # how the runner ordered the inputs, when it says
     written: dict[str, JsonScalar] = field(compare=False, repr=False)
 
     def setting(self, key: str) -> JsonScalar:
@@ -71,7 +72,7 @@ class MeasuredConfig:
         g = data.get
         return cls(as_str(data["device"]), as_int(data["batch"]), opt_int(g("context")), opt_int(g("width")),
                    as_str(data["dtype"]), as_int(data["warmup"]), as_int(data["repeats"]), opt_int(g("seed")),
-                   as_scalar_map(data))
+                   opt_str(g("input_order")), as_scalar_map(data))
 
 
 @dataclass(frozen=True)

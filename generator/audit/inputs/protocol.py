@@ -19,7 +19,7 @@ from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
 from generator.core.jsonvalue import JsonObject, JsonScalar
 
 __all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Expense", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
-           "QualityReference", "Rental", "Split", "Subgroup", "Timer", "Variant", "Warmup", "WindowSpec"]
+           "QualityReference", "Rental", "Resume", "Split", "Subgroup", "Timer", "Variant", "Warmup", "WindowSpec"]
 
 
 @dataclass(frozen=True)
@@ -115,19 +115,32 @@ class Quality:
 
 
 @dataclass(frozen=True)
+class Resume:
+    """A resume setting registered as a variant of its own: the variant whose interrupted attempts it resumes."""
+
+    of: str
+    setting: str
+
+
+@dataclass(frozen=True)
 class Variant:
-    """One variant: its value of the declared variable, and its measurement JSON when it links one."""
+    """One variant: its value of the declared variable, its measurement JSON when it links one, and its resume
+    setting when it is the resume variant of another."""
 
     id: str
     value: int | float | str  # as written: JSON Schema's `integer` admits 5.0, kept as the file writes it
     measurement: str | None
+    resume: Resume | None = None
 
     @classmethod
     def of(cls, data: JsonObject) -> Variant:
         value = data["value"]
         if not isinstance(value, int | float | str) or isinstance(value, bool):
             raise TypeError("a variant's value is an integer or a string")
-        return cls(as_str(data["id"]), value, opt_str(data.get("measurement")))
+        resume = data.get("resume")
+        r = as_object(resume) if resume is not None else None
+        return cls(as_str(data["id"]), value, opt_str(data.get("measurement")),
+                   Resume(as_str(r["of"]), as_str(r["setting"])) if r is not None else None)
 
 
 @dataclass(frozen=True)
@@ -135,7 +148,7 @@ class Fixed:
     """What an experiment holds fixed; `written` keeps the settings as the file writes them (keys and order)."""
 
     corpus_revision: str
-    input_order: str
+    input_order: str | None  # None when it is the experiment's declared variable
     model_revision: str
     tokenizer_revision: str
     precision: str | None
@@ -152,7 +165,7 @@ class Fixed:
 
     @classmethod
     def of(cls, data: JsonObject) -> Fixed:
-        return cls(as_str(data["corpus_revision"]), as_str(data["input_order"]), as_str(data["model_revision"]),
+        return cls(as_str(data["corpus_revision"]), opt_str(data["input_order"]), as_str(data["model_revision"]),
                    as_str(data["tokenizer_revision"]), opt_str(data.get("precision")), opt_int(data.get("batch")),
                    opt_int(data.get("context")), as_str(data["padding"]), as_str(data["truncation"]),
                    opt_int(data.get("seed")), as_scalar_map(data))

@@ -6,13 +6,15 @@ import re
 from dataclasses import dataclass
 
 FAILED_OUTCOMES = frozenset({"failed", "oom", "aborted"})
-# `excluded` sets an attempt aside under an exclusion the protocol registered (its `cause=` names which).
-KNOWN_OUTCOMES = FAILED_OUTCOMES | {"ok", "excluded"}
+# `excluded` sets an attempt aside under an exclusion the protocol registered (its `cause=` names which);
+# `resumed`, an attempt of a resume variant that completed what an interrupted one began (`resumed=` names it).
+KNOWN_OUTCOMES = FAILED_OUTCOMES | {"ok", "excluded", "resumed"}
 # The whole word after `outcome=` is read, so that `outcome=Failed` or `outcome=crashed` is an unknown outcome,
 # never a completed run.
 _OUTCOME = re.compile(r"(?:^|[\s;])outcome\s*=\s*([^\s;,]*)")
 _COMPLETED = re.compile(r"(?:^|[\s;])completed\s*=\s*([0-9]+)")
 _CAUSE = re.compile(r"(?:^|[\s;])cause\s*=\s*([^\s;,]*)")
+_RESUMED = re.compile(r"(?:^|[\s;])resumed\s*=\s*([^\s;,]*)")
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,7 @@ class Outcome:
     status: str
     completed: int | None
     cause: str | None = None
+    resumed: str | None = None  # the interrupted attempt a resumption names: <variant_id>/<phase>/<run_index>
 
     @property
     def failed(self) -> bool:
@@ -40,12 +43,19 @@ class Outcome:
         """A run that went through (no outcome, or `outcome=ok`): the only kind timed and accepted."""
         return self.status == "ok"
 
+    @property
+    def through(self) -> bool:
+        """A run that went through the corpus, resumed or not: it keeps its duration and its prediction file."""
+        return self.status in ("ok", "resumed")
+
 
 def row_outcome(notes: str | None) -> Outcome:
-    """Parse `outcome=...` and `completed=N` from a notes cell (absent outcome means the run completed)."""
+    """Parse `outcome=...`, `completed=N`, `cause=` and `resumed=` from a notes cell (absent outcome means the run
+    completed)."""
     text = notes or ""
     m = _OUTCOME.search(text)
     c = _COMPLETED.search(text)
     cause = _CAUSE.search(text)
+    resumed = _RESUMED.search(text)
     return Outcome(status=m.group(1) if m else "ok", completed=int(c.group(1)) if c else None,
-                   cause=cause.group(1) if cause else None)
+                   cause=cause.group(1) if cause else None, resumed=resumed.group(1) if resumed else None)

@@ -21,8 +21,8 @@ MAX_INT_DIGITS = 300  # a float holds about 1.8e308: a longer integer cannot be 
 # (manifests, decisions) are gpu-audit's own output and are not scanned.
 FREE_TEXT_KEYS = {
     "protocol": frozenset({"title", "question", "notes", "description", "source", "padding", "truncation", "inputs",
-                           "recompilation", "input_order"}),
-    "measurement": frozenset({"unavailable_reason", "error", "notes", "description"}),
+                           "recompilation", "input_order", "setting"}),
+    "measurement": frozenset({"unavailable_reason", "error", "notes", "description", "input_order"}),
 }
 
 

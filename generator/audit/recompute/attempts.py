@@ -29,7 +29,8 @@ def row_outcome_findings(outcome: Outcome, protocol: Protocol | None, line: int,
                              f"notes say outcome={outcome.status!r}, which is none of "
                              f"{', '.join(sorted(KNOWN_OUTCOMES - {'ok'}))}: the attempt cannot be read as completed "
                              "or failed", line=line, field="notes", claimed=outcome.status,
-                             rule="outcome=failed, oom, aborted or excluded; no outcome= means the run completed",
+                             rule="outcome=failed, oom, aborted, excluded or resumed; no outcome= means the run "
+                                  "completed",
                              fix="write the attempt's outcome as one of the known words, and completed=N for a "
                                  "failure")]
     if not outcome.excluded:

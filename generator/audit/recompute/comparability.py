@@ -7,7 +7,7 @@ from collections import Counter
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import ExperimentSpec
-from generator.audit.inputs.rows import GridRow
+from generator.audit.inputs.rows import GRID_COLUMNS, GridRow
 from generator.audit.recompute import seeds
 
 E = Severity.ERROR
@@ -25,7 +25,7 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
     out: list[Finding] = []
     variable = exp.variable
     registered = {v.id: v.value for v in exp.variants}.get(row.variant_id or "")
-    claimed = row.cell(variable)
+    claimed = row.cell(variable) if variable in GRID_COLUMNS else None  # input_order: no grid column
     if registered is not None and claimed is not None and str(claimed) != str(registered):
         out.append(make_finding("variant-value-mismatch", E, grid_file,
                                 f"variant {row.variant_id!r} is registered with {variable} {registered!r}, this "
@@ -121,6 +121,8 @@ def _completeness(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_fil
     registered = {"warm": exp.attempts("warm"), "cold": exp.attempts("cold")}  # under every common seed
     under = f", across the {len(exp.seeds)} common seeds" if exp.seeds else ""
     for variant in exp.variants:
+        if variant.resume is not None:
+            continue  # a resume variant's attempts are the resumptions it made, not registered in advance
         for phase, count in registered.items():
             for i in range(1, count + 1):
                 if (variant.id, phase, i) not in present:

@@ -20,6 +20,7 @@ from generator.audit.recompute import (
     measured_config,
     memory,
     provenance,
+    resumes,
     runtimes,
     samework,
     seeds,
@@ -38,6 +39,7 @@ from generator.audit.recompute.model import (
     MemoryCells,
     Package,
     Recomputation,
+    ResumeBalance,
     Run,
     Timing,
     Window,
@@ -200,23 +202,28 @@ class _Tally:
     subgroups: list[tuple[bool, bool, list[SubgroupRun]]] = dataclass_field(default_factory=list)
 
 
-def _tally(ctx: _Context, rows: list[Row], seeded: bool) -> _Tally:
+def _tally(ctx: _Context, rows: list[Row], seeded: bool, plan: resumes.ResumePlan | None) -> _Tally:
     """Walk the configuration's rows in phase and run order: failures kept as failures, never timed as 0 (each
-    run with its seed when the experiment lists common seeds: `seeded`)."""
+    run with its seed when the experiment lists common seeds: `seeded`). In a resume variant, an interrupted
+    attempt it resumed is a failure that does not exclude it, and a resumption that completed is timed with the
+    interrupted time added."""
     t = _Tally()
     for index, row, line in sorted(rows, key=lambda r: r[1].key()[2:]):
-        _, _, phase, run_index = row.key()
+        _, variant, phase, run_index = row.key()
         outcome = row_outcome(row.notes)
         acc = ctx.acceptances.get(index)
+        through = outcome.completed_run or (plan is not None and index in plan.added)
         if outcome.failed:
             t.failures[phase] += 1
-            t.oom += outcome.status == "oom"
-            t.failed.append(outcome.status)
-        elif outcome.completed_run:  # an excluded or unknown outcome is neither timed nor a failure
+            if plan is None or (variant, phase, run_index) not in plan.interrupted:
+                t.oom += outcome.status == "oom"
+                t.failed.append(outcome.status)
+        elif through:  # an excluded, unknown or stray resumed outcome is neither timed nor a failure
             t.completed += 1
             if row.elapsed_seconds is not None:
-                t.durations[phase].append(float(row.elapsed_seconds))
-        if acc is not None and acc.corpus_accepted and outcome.completed_run:
+                t.durations[phase].append(round(float(row.elapsed_seconds) + ((plan.added.get(index) or 0.0)
+                                                                              if plan is not None else 0.0), 6))
+        if acc is not None and acc.corpus_accepted and through:
             t.accepted_runs += 1
             t.accepted_corpora.add(str(row.corpus_revision))
         if acc is not None:
@@ -229,7 +236,7 @@ def _tally(ctx: _Context, rows: list[Row], seeded: bool) -> _Tally:
                           recomputed=acc.record() if acc else None,
                           memory=MemoryCells(row.baseline_allocated_bytes, row.baseline_reserved_bytes,
                                              row.peak_allocated_bytes, row.peak_reserved_bytes),
-                          notes=row.notes or "", seed=row.seed if seeded else None))
+                          notes=row.notes or "", seed=row.seed if seeded else None, resumed=outcome.resumed))
     return t
 
 
@@ -285,12 +292,13 @@ def _measurement(ctx: _Context, variant: Variant) -> Measurement | None:
 
 
 def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: list[Row], package: Package,
-                   window: Window) -> Configuration:
-    """One configuration: its rows tallied, its claimed corpus count checked, its verdicts and cost."""
-    t = _tally(ctx, rows, bool(exp.seeds))
+                   window: Window, plan: resumes.ResumePlan | None = None) -> Configuration:
+    """One configuration: its rows tallied, its claimed corpus count checked, its verdicts and cost (a resume
+    variant's rows are its resumptions and the attempts of the variant it resumes)."""
+    t = _tally(ctx, rows, bool(exp.seeds), plan)
     groups = subgroups.summarise(ctx.protocol.quality, t.subgroups)
     distinct = len(t.accepted_corpora)
-    _corpora_findings(ctx, rows, distinct)
+    _corpora_findings(ctx, [r for r in rows if r[1].variant_id == variant.id], distinct)
     per_seed = seeds.seed_runs(exp, rows, ctx.acceptances)
     seed_reason = seeds.seed_reason(per_seed)
     accepted = t.completed > 0 and t.accepted_runs == t.completed and seed_reason is None
@@ -310,7 +318,9 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
         price_status=package.price_status, duration_days=package.duration_days,
         cost_per_accepted_result=(cost.per_result(total, distinct) if total is not None else
                                   CostPerResult(None, "no tariff for this GPU and duration")),
-        subgroups=groups or None, seeds=per_seed)
+        subgroups=groups or None, seeds=per_seed,
+        resume=None if plan is None else ResumeBalance(plan.resume.of, plan.resume.setting, len(plan.interrupted),
+                                                       plan.interrupted_seconds))
 
 
 def _comparisons(exp_configs: list[Configuration]) -> tuple[Comparison, ...]:
@@ -328,6 +338,11 @@ def _rows_by_experiment(rows: list[GridRow], lines: list[int]) -> dict[str, list
     return by_exp
 
 
+def _base(variant: Variant) -> tuple[str, ...]:
+    """The variant whose attempts a resume variant's balance holds beside its resumptions."""
+    return (variant.resume.of,) if variant.resume is not None else ()
+
+
 def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
                 window: Window) -> tuple[Experiment, list[Configuration]]:
     """One experiment: its rows checked, its package priced, its configurations recomputed and compared."""
@@ -341,8 +356,10 @@ def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
     ids = tuple(f"{exp.id}/{v.id}" for v in exp.variants)
     ctx.findings.extend(replace(f, configurations=ids) if (f.file == ctx.tariffs_file and f.line is None)
                         or f.code == "package-longer-than-needed" else f for f in priced)
-    configs = [_configuration(ctx, exp, v, [t for t in exp_rows if t[1].variant_id == v.id], rented, window)
-               for v in exp.variants]
+    plans, found = resumes.plans(exp, exp_rows, ctx.measurements, ctx.grid_file)
+    ctx.findings.extend(found)
+    configs = [_configuration(ctx, exp, v, [t for t in exp_rows if t[1].variant_id in (v.id, *_base(v))], rented,
+                              window, plans.get(v.id)) for v in exp.variants]
     description = exp.description if exp.description is not None else ""
     experiment = Experiment(id=exp.id, variable=exp.variable, description=description,
                             fixed=exp.fixed.written, runs_per_variant=exp.runs_per_variant,
@@ -359,13 +376,15 @@ def recompute(protocol: Protocol, grid_file: str, rows: list[GridRow], lines: li
     ctx = _Context(protocol, grid_file, rows, lines, acceptances, measurements,
                    cost.tariffs_from_rows(tariff_rows), tariffs_file, proof)
     window = _window(ctx)
+    resumed = {v.measurement for exp in protocol.experiments for v in exp.variants if v.resume is not None}
     for file, doc in sorted(measurements.items()):
-        ctx.findings.extend(memory.check_measurement(doc, file))
+        ctx.findings.extend(memory.check_measurement(doc, file, resumptions=file in resumed))
     ctx.findings.extend(runtimes.run_time_findings(protocol, measurements, grid_file, rows, lines))
     ctx.findings.extend(attempts.series_findings(protocol, "protocol.json"))
     ctx.findings.extend(seeds.protocol_findings(protocol, "protocol.json"))
     ctx.findings.extend(provenance.measurement_findings(protocol, measurements))
     ctx.findings.extend(samework.same_work_findings(protocol, rows, grid_file, measurements))
+    ctx.findings.extend(measured_config.input_order_findings(protocol, measurements))
     by_exp = _rows_by_experiment(rows, lines)
     configs: list[Configuration] = []
     experiments: list[Experiment] = []

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from generator.audit.campaign import PROTOCOL_FILE
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import ExperimentSpec, Variant
+from generator.audit.inputs.protocol import ExperimentSpec, Protocol, Variant
 from generator.audit.inputs.rows import GridRow
 from generator.core.jsonvalue import JsonScalar
 
@@ -72,6 +73,7 @@ def file_findings(doc: MeasurementDoc, doc_file: str, exp: ExperimentSpec, varia
                                 f"{column} {registered!r} ({origin})", field=f"/configuration/{key}", claimed=measured,
                                 recomputed=registered, rule=f"protocol experiments[{exp.id}]: {column}", fix=fix))
     seeded = f" under each of its {len(exp.seeds)} common seeds" if exp.seeds else ""
+    out.extend(_order_findings(config.input_order, doc_file, exp, variant, fix))
     for key, count, what in (("repeats", exp.attempts("warm"), "runs_per_variant"),
                              ("warmup", exp.warmup.iterations, "warmup.iterations")):
         measured = config.setting(key)
@@ -82,6 +84,53 @@ def file_findings(doc: MeasurementDoc, doc_file: str, exp: ExperimentSpec, varia
                                     f"{doc_file} declares {key} {measured}, where experiment {exp.id!r} "
                                     f"registers {what} {said}", field=f"/configuration/{key}", claimed=measured,
                                     recomputed=count, rule=f"protocol experiments[{exp.id}].{what}", fix=fix))
+    return out
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _order_findings(measured: str | None, doc_file: str, exp: ExperimentSpec, variant: Variant,
+                    fix: str) -> list[Finding]:
+    """The input order the measurement ran against the variant's: declared, or held fixed (the grid has no such
+    column, so the measurement is its only record)."""
+    registered = registered_value(exp, variant, "input_order")
+    if measured is None or registered is None or _words(measured) == _words(str(registered)):
+        return []
+    declared = exp.variable == "input_order"
+    origin = "the variant's registered value" if declared else "the value held fixed"
+    return [make_finding(CODE, E, doc_file, f"{doc_file} ran its inputs in the order {measured!r}; "
+                         f"{exp.id}/{variant.id} registers input_order {registered!r} ({origin})",
+                         field="/configuration/input_order", claimed=measured, recomputed=registered,
+                         rule=f"protocol experiments[{exp.id}]: input_order" + (
+                             "" if declared else "; another order, such as grouping the inputs by length, is a "
+                                                 "variant of its own, declared"), fix=fix)]
+
+
+def input_order_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc]) -> list[Finding]:
+    """In an experiment whose declared variable is input_order, each variant's measurement records the order
+    it ran: nothing else tells its runs from the other variants'."""
+    out: list[Finding] = []
+    for i, exp in enumerate(protocol.experiments):
+        if exp.variable != "input_order":
+            continue
+        for j, variant in enumerate(exp.variants):
+            linked = variant.measurement
+            if linked and linked not in measurements:
+                continue  # linked but unreadable: its own finding says so
+            doc = measurements.get(linked) if linked else None
+            if doc is not None and doc.configuration.input_order is not None:
+                continue
+            said = f"{linked} records no configuration.input_order" if linked else "it links no measurement JSON"
+            out.append(make_finding(
+                "input-order-unrecorded", E, PROTOCOL_FILE,
+                f"{exp.id}/{variant.id} declares input_order {variant.value!r}, but {said}: the grid has no input "
+                "order column, so nothing shows that its runs processed the inputs in that order",
+                field=f"/experiments/{i}/variants/{j}", claimed=variant.value,
+                rule="each variant of an input-order series records the order it ran in its measurement JSON",
+                fix=f"measure {exp.id}/{variant.id} with a runner that writes configuration.input_order, and link "
+                    "the measurement to the variant"))
     return out
 
 

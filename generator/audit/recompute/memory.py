@@ -6,11 +6,13 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
 from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.grid import row_outcome
+from generator.audit.recompute import runphases
 
 PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"), ("final_allocated_bytes", "final_reserved_bytes"),
          ("peak_allocated_bytes", "peak_reserved_bytes"))
 PEAKS = (("baseline_allocated_bytes", "peak_allocated_bytes"), ("baseline_reserved_bytes", "peak_reserved_bytes"))
 ROW_COLUMNS = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")
+# The phases before the warm runs, in order: the Lab's four, with the optional set-up phases where a file has them.
 PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup")
 E = Severity.ERROR
 
@@ -36,21 +38,32 @@ def invariant_findings(record: GridRow | Phase, file: str, line: int | None, whe
     return out
 
 
-def check_measurement(doc: MeasurementDoc, file: str) -> list[Finding]:
-    """Invariants of one measurement JSON: phases in order, warm rows as declared, memory rules."""
+def check_measurement(doc: MeasurementDoc, file: str, resumptions: bool = False) -> list[Finding]:
+    """Invariants of one measurement JSON: phases in order, warm rows as declared, memory rules.
+
+    A resume variant's file (`resumptions`) holds the processes of its resumptions: the set-up and inputs, then
+    only the runs it resumed (a cold_forward, a warm-up, warm_forward rows of some repeats)."""
     out: list[Finding] = []
     phases = doc.phases
     names = [p.phase for p in phases]
     head = [n for n in names if n != "warm_forward"]
     failed_at = next((i for i, p in enumerate(phases) if p.status == "failed"), None)
-    if failed_at is None and tuple(head) != PHASE_ORDER:
-        out.append(make_finding("phase-order", E, file, f"phases are {head}, expected {list(PHASE_ORDER)} "
+    optional = runphases.OPTIONAL_PHASES | ({"cold_forward", "warmup"} if resumptions else frozenset())
+    expected = [n for n in runphases.PHASE_ORDER if n in PHASE_ORDER and n not in optional
+                or n in optional and n in head]
+    if failed_at is None and head != expected:
+        out.append(make_finding("phase-order", E, file, f"phases are {head}, expected {expected} "
                                 "then one warm_forward per repeat", field="/phases", claimed=head,
-                                rule="model_load, inputs, cold_forward, warmup, warm_forward x repeats",
+                                recomputed=expected,
+                                rule="[download, install,] model_load, [compile,] inputs, cold_forward, warmup, "
+                                     "warm_forward x repeats (the set-up phases in brackets optional, each once)",
                                 fix="write the phases in the Lab's order"))
     repeats = doc.configuration.repeats
     warm = [p.repeat for p in phases if p.phase == "warm_forward"]
-    if failed_at is None and warm != list(range(1, repeats + 1)):
+    numbered = [r for r in warm if isinstance(r, int) and 1 <= r <= repeats]
+    if resumptions and numbered == warm and numbered == sorted(set(numbered)):
+        pass  # the repeats it resumed, each once, in order
+    elif failed_at is None and warm != list(range(1, repeats + 1)):
         out.append(make_finding("warm-rows-mismatch", E, file,
                                 f"{len(warm)} warm_forward rows (repeats {warm}) where configuration.repeats is "
                                 f"{repeats}",
@@ -157,10 +170,12 @@ def outcome_findings(row: GridRow, line: int, grid_file: str, phase: Phase,
                              claimed=outcome.status, recomputed="ok", rule=rule,
                              fix="report the run as it happened: a completed run keeps its row, its duration and "
                                  "its outcome; a slow run is explained in notes, never declared failed or excluded")]
-    if status == "failed" and outcome.status == "ok":
+    if status == "failed" and outcome.through:
         return [make_finding("outcome-disagrees-measurement", E, grid_file,
-                             f"the row is a completed run (no outcome= in notes), {doc_file} recorded this run as "
-                             f"failed ({error})", line=line, field="notes", claimed="ok", recomputed="failed",
+                             f"the row is a completed run "
+                             f"({'no outcome= in notes' if outcome.completed_run else 'outcome=resumed'}), "
+                             f"{doc_file} recorded this run as failed ({error})", line=line, field="notes",
+                             claimed=outcome.status, recomputed="failed",
                              rule=rule,
                              fix="write outcome=oom|failed|aborted and completed=N in notes and leave "
                                  "elapsed_seconds empty: a failure stays a failure observation")]

@@ -14,6 +14,7 @@ from generator.audit.recompute.runcells import (
     MemoryCells,
     PhaseTiming,
     RecomputedRun,
+    ResumeBalance,
     SeedRuns,
     Timing,
 )
@@ -25,9 +26,8 @@ __all__ = [
     "CampaignSummary", "ClaimedCells", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision",
     "DecisionDocument", "EnvironmentCells", "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint",
     "Measurement", "MemoryCells", "Package", "PackageCover", "PhaseTiming", "QualityRule", "RankEntry",
-    "Recomputation", "RecomputedRun", "Run", "RunExclusion", "SeedRuns", "Separation", "Tie", "Timing", "Tool",
-    "Unpriced",
-    "Window",
+    "Recomputation", "RecomputedRun", "ResumeBalance", "Run", "RunExclusion", "SeedRuns", "Separation", "Tie",
+    "Timing", "Tool", "Unpriced", "Window",
 ]
 
 @dataclass(frozen=True)
@@ -159,6 +159,7 @@ class Run(JsonRecord):
     memory: MemoryCells
     notes: str
     seed: int | None = field(default=None, metadata=OMIT_IF_NONE)  # the row's seed, when the experiment lists seeds
+    resumed: str | None = field(default=None, metadata=OMIT_IF_NONE)  # the attempt a resumption names
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,7 @@ class Configuration(JsonRecord):
     # Each common seed's runs kept apart, when the experiment lists seeds (absent otherwise).
     seeds: tuple[SeedRuns, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
     evidence: Evidence | None = field(default=None, metadata=OMIT_IF_NONE)
+    resume: ResumeBalance | None = field(default=None, metadata=OMIT_IF_NONE)  # a resume variant's own part
 
 
 @dataclass(frozen=True)

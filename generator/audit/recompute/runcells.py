@@ -1,4 +1,5 @@
-"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory, environment, timing."""
+"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory, environment, timing and
+resume."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from dataclasses import dataclass, field
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.audit.recompute.subgroups import SubgroupRun
 
-__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "PhaseTiming", "RecomputedRun", "SeedRuns", "Timing"]
+__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "PhaseTiming", "RecomputedRun", "ResumeBalance",
+           "SeedRuns", "Timing"]
 
 
 @dataclass(frozen=True)
@@ -110,3 +112,15 @@ class SeedRuns(JsonRecord):
     accepted_runs: int
     accepted: bool  # at least one completed run, and every completed run accepted
     timing: Timing
+
+
+@dataclass(frozen=True)
+class ResumeBalance(JsonRecord):
+    """A resume variant's own part of its balance: the variant it resumes, its setting, how many interrupted
+    attempts its resumptions resumed, and their time until the interruption, counted in the resumed durations
+    (None when one of them is not measured)."""
+
+    of: str
+    setting: str
+    resumed: int
+    interrupted_seconds: float | None

@@ -28,7 +28,7 @@ def _warm_runs(exp: ExperimentSpec, measurements: dict[str, MeasurementDoc],
     """The experiment's warm runs in the order they started; None when one variant's warm runs are not all dated
     (that is a finding of its own: nothing proves the order then)."""
     runs: list[tuple[datetime, str, int]] = []
-    for v in exp.variants:
+    for v in (v for v in exp.variants if v.resume is None):  # resumptions are not in the registered order
         file = v.measurement or ""
         warm = [(d.start, v.id, d.phase.repeat) for d in dated.get(file, [])
                 if d.phase.phase == "warm_forward" and isinstance(d.phase.repeat, int)]
@@ -78,7 +78,7 @@ def _sequence_problem(exp: ExperimentSpec) -> str | None:
     sequence = exp.drawn_sequence
     if not sequence:
         return "registers order drawn without the drawn sequence"
-    counts, variants, runs = Counter(sequence), [v.id for v in exp.variants], exp.attempts("warm")
+    counts, variants, runs = Counter(sequence), [v.id for v in exp.variants if v.resume is None], exp.attempts("warm")
     wrong = sorted(v for v in set(variants) | set(counts) if counts[v] != (runs if v in variants else 0))
     if wrong:
         times = (f"runs_per_variant ({exp.runs_per_variant}) times under each of its {len(exp.seeds)} common seeds, "
@@ -112,7 +112,7 @@ def order_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc],
         actual = _warm_runs(exp, measurements, dated)
         if order not in ("rotated", "drawn") or not actual:
             continue
-        variants = [v.id for v in exp.variants]
+        variants = [v.id for v in exp.variants if v.resume is None]
         expected = rotated(actual, variants) if order == "rotated" else drawn(actual, exp.drawn_sequence or ())
         if actual == expected:
             continue

@@ -10,7 +10,11 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
 
 # The order a runner goes through a measurement's phases; warm_forward rows follow by repeat.
-PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup", "warm_forward")
+PHASE_ORDER = ("download", "install", "model_load", "compile", "inputs", "cold_forward", "warmup", "warm_forward")
+# The set-up (003 'Start'): outside the timer of every run, inside the rental. model_load is the Lab's own; the
+# others are written by a runner that does them, each once.
+SETUP_PHASES = ("download", "install", "model_load", "compile")
+OPTIONAL_PHASES = frozenset({"download", "install", "compile"})
 # Clocks and the files' six decimals: a millisecond is no defect, and far below any run worth comparing.
 TOLERANCE_S = 0.001
 _FIX = ("keep the times the runner wrote for every phase; a run whose times were edited or removed cannot prove "
@@ -84,7 +88,7 @@ def partial_findings(measurements: dict[str, MeasurementDoc]) -> list[Finding]:
 
 
 def order_findings(dated: list[Dated]) -> list[Finding]:
-    """Within a file, each phase starts after the one before it ends (model_load, inputs, cold_forward, warmup,
+    """Within a file, each phase starts after the one before it ends (the set-up, inputs, cold_forward, warmup,
     warm_forward by repeat); each phase lasts at least its own elapsed_seconds."""
     out = []
     by_file: dict[str, list[Dated]] = {}

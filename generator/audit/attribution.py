@@ -105,6 +105,9 @@ def _attribute_one(f: Finding, owners: Owners) -> Finding:
     for role, shared in SHARED_ROLES.items():
         if f.file == files.get(role):
             return replace(f, shared_input=shared)
+    for corpus in (owners.protocol.corpora or ()) if owners.protocol else ():
+        if f.file in (corpus.expected_ids, corpus.reference):  # a further corpus's: shared like the first's
+            return replace(f, shared_input="expected_ids" if f.file == corpus.expected_ids else "reference")
     # Anything else (the folder itself, a file no configuration rests on) is about the campaign as a whole.
     return replace(f, shared_input="protocol" if f.file in ("the campaign folder", PROTOCOL_FILE) else "campaign")
 

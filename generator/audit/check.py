@@ -95,20 +95,30 @@ def decision_time() -> str:
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-@dataclass
-class _Judge:
-    """What each run is assessed against: the prepared truth (column-wise) or plain lists (the reference path)."""
+@dataclass(frozen=True)
+class _PlainTruth:
+    """A corpus's truth as plain lists (the reference path): the expected IDs, their labels, the subgroups."""
 
-    protocol: Protocol
-    truth: Truth | None = None
-    expected: list[str] = field(default_factory=list)
-    reference: dict[str, str] = field(default_factory=dict)
+    expected: list[str]
+    reference: dict[str, str]
     groups: tuple[GroupTruth, ...] = ()
 
-    def assess(self, labels: LabelFile | None) -> Acceptance:
-        if self.truth is not None:
-            return assess_run(self.truth, labels, self.protocol)
-        return assess_run_reference(self.expected, self.reference, labels, self.protocol, self.groups)
+
+@dataclass
+class _Judge:
+    """What each run is assessed against, per corpus revision: the prepared truth (column-wise) or plain lists (the
+    reference path). A run naming no registered corpus is judged against the first (its row is a finding)."""
+
+    protocol: Protocol
+    truths: dict[str, Truth] = field(default_factory=dict)
+    plain: dict[str, _PlainTruth] = field(default_factory=dict)
+
+    def assess(self, labels: LabelFile | None, revision: str | None) -> Acceptance:
+        first = self.protocol.corpus.revision
+        if self.truths:
+            return assess_run(self.truths.get(revision or first, self.truths[first]), labels, self.protocol)
+        truth = self.plain.get(revision or first, self.plain[first])
+        return assess_run_reference(truth.expected, truth.reference, labels, self.protocol, truth.groups)
 
 
 def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
@@ -122,16 +132,24 @@ def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
     if not (protocol and expected is not None and reference is not None and timeline and expected.readable
             and inputs.expected_distinct and inputs.reference_matches):
         return None
+    further = [(t.corpus.revision, t.expected, t.reference) for t in inputs.further
+               if t.expected is not None and t.reference is not None and t.expected.readable and t.distinct
+               and t.matches]
+    if len(further) < len(protocol.corpora or ()):
+        return None  # every corpus of the work is judged, or none: a configuration needs all of them
     groups = subgroups.prepare(protocol.quality, idsets.as_array(expected.ids), inputs.subgroup_ids)
-    if fast:
-        judge = _Judge(protocol, truth=prepare_truth(expected.ids, inputs.expected_distinct, reference,
-                                                     sorted(protocol.classes), groups))
-    else:
-        labels = idsets.as_array(reference.labels).to_pylist()
-        judge = _Judge(protocol, expected=list(idsets.as_array(expected.ids).to_pylist()),
-                       reference=dict(zip(idsets.as_array(reference.ids).to_pylist(), labels, strict=False)),
-                       groups=groups)
-    reference.release_columns()  # the truth holds the labels now, in the expected order: one copy in memory
+    judge = _Judge(protocol)
+    # Planned subgroups are of the first corpus; each corpus is judged against its own expected IDs and labels.
+    for revision, ids, labels, planned in [(protocol.corpus.revision, expected, reference, groups),
+                                           *((r, e, f, ()) for r, e, f in further)]:
+        if fast:
+            judge.truths[revision] = prepare_truth(ids.ids, True, labels, sorted(protocol.classes), planned)
+        else:
+            judge.plain[revision] = _PlainTruth(
+                list(idsets.as_array(ids.ids).to_pylist()),
+                dict(zip(idsets.as_array(labels.ids).to_pylist(), idsets.as_array(labels.labels).to_pylist(),
+                         strict=False)), planned)
+        labels.release_columns()  # the truth holds the labels now, in the expected order: one copy in memory
     return judge
 
 
@@ -153,7 +171,11 @@ class _PredictionFiles:
         self.read_from = read_from
         self.rules = ColumnRules.from_schema("labels-row", inputs.classes)
         self.known = known_ids(inputs.expected, self.rules) if fast and inputs.expected is not None else None
-        self.max_bytes = size_limit(inputs.expected, inputs.classes)
+        # Each further corpus's expected IDs, for the prediction files of its runs (the first's are `known`).
+        self.known_further = {t.corpus.revision: known_ids(t.expected, self.rules) for t in inputs.further
+                              if fast and t.expected is not None}
+        self.max_bytes = max([size_limit(e, inputs.classes) or 0 for e in
+                              [inputs.expected, *(t.expected for t in inputs.further)]]) or None
         self.out = _Assessed()
         for lf, rel in ((inputs.expected, inputs.files["expected_ids"]), (inputs.reference, inputs.files["reference"])):
             if lf is not None and lf.sha256 is not None and lf.size is not None:
@@ -163,9 +185,9 @@ class _PredictionFiles:
         # acceptance under their own names (same bytes, same truth, same rule: the same answer). Whichever
         # job hashes a content first claims it; the answer does not depend on which one that is.
         self._lock = threading.Lock()
-        self._claimed: dict[str, int] = {}  # content -> the run whose job parses it (written by the workers)
+        self._claimed: dict[tuple[str, str | None], int] = {}  # content and corpus -> the run whose job parses it
         self._jobs: dict[int, Future[_Outcome]] = {}  # runs sent and not yet taken
-        self._first: dict[str, _Outcome] = {}  # content -> its outcome, once taken
+        self._first: dict[tuple[str, str | None], _Outcome] = {}  # content and corpus -> its outcome, once taken
         self._taken = 0  # outcomes taken so far (the progress shown)
 
     def sending_order(self) -> list[int]:
@@ -194,19 +216,24 @@ class _PredictionFiles:
         path = source if self.read_from is None else self.read_from(source, run.relpath)
         raw = read_bounded(path, run.relpath, max_bytes=self.max_bytes, severity=Severity.WARNING)
         size, digest = raw.size, raw.sha256
+        corpus = self.corpus_of(run)
         if self.fast:
             with self._lock:
-                first = self._claimed.setdefault(digest, i)
+                first = self._claimed.setdefault((digest, corpus), i)
             if first != i:
                 return _Outcome(size, digest, copy_of=first)
         if raw.data is None:
             labels = refused(raw, run.relpath)
         else:
             labels = parse_label_bytes(raw.data, run.relpath, self.rules, Severity.WARNING, fast=self.fast,
-                                       known=self.known)
+                                       known=self.known_further.get(corpus or "", self.known))
         del raw  # the bytes, before the assessment adds its own arrays
-        acceptance = self.judge.assess(labels) if self.judge is not None else None
+        acceptance = self.judge.assess(labels, corpus) if self.judge is not None else None
         return _Outcome(size, digest, labels.problems, acceptance)
+
+    def corpus_of(self, run: RunFile) -> str | None:
+        """The corpus revision the run's grid row names (the same bytes are another answer on another corpus)."""
+        return self.inputs.grid_rows[run.row_index].corpus_revision
 
     def finish(self, i: int, run: RunFile) -> None:
         """The run's findings and acceptance, from its own outcome, the copy it repeats, or its absence."""
@@ -215,18 +242,19 @@ class _PredictionFiles:
         self._taken += 1
         outcome = self._jobs.pop(i).result()
         problems, acceptance = outcome.problems, outcome.acceptance
-        if outcome.digest is None:
-            acceptance = self.judge.assess(None) if self.judge is not None else None  # the file is missing
+        corpus = self.corpus_of(run)
+        if outcome.digest is None:  # the file is missing
+            acceptance = self.judge.assess(None, corpus) if self.judge is not None else None
         else:
             self.out.hashed[run.relpath] = (outcome.size or 0, outcome.digest)
         if outcome.copy_of is not None and outcome.digest is not None:
             # The run that claimed these bytes was sent earlier or at the same time: taken already, or pending.
-            first = self._first.get(outcome.digest) or self._jobs[outcome.copy_of].result()
+            first = self._first.get((outcome.digest, corpus)) or self._jobs[outcome.copy_of].result()
             problems = [replace(f, file=run.relpath) for f in first.problems]
             acceptance = (replace(first.acceptance, prediction_file=run.relpath) if first.acceptance is not None
                           else None)
         elif outcome.digest is not None:
-            self._first[outcome.digest] = outcome
+            self._first[(outcome.digest, corpus)] = outcome
         self.out.findings.extend(problems)
         if acceptance is not None and run.path is not None:
             self.out.acceptances[run.row_index] = acceptance

@@ -18,7 +18,7 @@ from generator.audit.campaign import (
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.access import as_object
 from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
+from generator.audit.inputs.protocol import FurtherCorpus, Protocol
 from generator.audit.inputs.rows import GridRow, TariffRow
 from generator.audit.labmanifest import ManifestReading, read_manifest
 from generator.audit.readers.csvtable import Table, decode_utf8, read_bytes, read_table
@@ -47,6 +47,18 @@ class RunFile:
 
 
 @dataclass
+class FurtherTruth:
+    """A further corpus of the useful work with its expected IDs and reference as read (None: not readable), and
+    what validation found of them."""
+
+    corpus: FurtherCorpus
+    expected: LabelFile | None = None
+    reference: LabelFile | None = None
+    distinct: bool = False  # set by validation: every expected ID once
+    matches: bool = False  # set by validation: the reference labels exactly the expected IDs
+
+
+@dataclass
 class CampaignInputs:
     """Everything loaded from a campaign folder, with the findings of loading (and of validation, once validated)."""
 
@@ -62,6 +74,7 @@ class CampaignInputs:
     lab_manifest: ManifestReading | None = None  # protocol files.lab_manifest, when given and found
     split_ids: dict[str, LabelFile] = field(default_factory=dict)  # the training and tuning splits' IDs, by name
     subgroup_ids: dict[str, LabelFile] = field(default_factory=dict)  # the planned subgroups' IDs, by subgroup ID
+    further: list[FurtherTruth] = field(default_factory=list)  # the further corpora, in the protocol's order
     measurements: dict[str, Document] = field(default_factory=dict)
     measured: dict[str, MeasurementDoc] = field(default_factory=dict)  # the schema-valid measurements, typed
     grid_rows: list[GridRow] = field(default_factory=list)  # the grid's rows typed, aligned with grid.rows
@@ -128,6 +141,22 @@ def _load_truth(inputs: CampaignInputs, fast: bool) -> None:
                                        known=known, threads=True,
                                        max_bytes=size_limit(inputs.expected, inputs.classes))
         inputs.load_findings["reference"].extend(inputs.reference.problems)
+
+
+def _load_further(inputs: CampaignInputs, fast: bool) -> None:
+    """Each further corpus's expected IDs, then its reference (their findings are the shared inputs')."""
+    for corpus in inputs.protocol.corpora or () if inputs.protocol else ():
+        truth = FurtherTruth(corpus)
+        path = _locate(inputs, corpus.expected_ids, f"{corpus.name} expected IDs", "expected_ids", PROTOCOL_FILE)
+        if path is not None:
+            truth.expected = read_ids(path, corpus.expected_ids, fast=fast, threads=True)
+            inputs.load_findings["expected_ids"].extend(truth.expected.problems)
+        path = _locate(inputs, corpus.reference, f"{corpus.name} reference", "reference", PROTOCOL_FILE)
+        if path is not None:
+            truth.reference = read_labels(path, corpus.reference, inputs.classes, Severity.ERROR, fast=fast,
+                                          threads=True, max_bytes=size_limit(truth.expected, inputs.classes))
+            inputs.load_findings["reference"].extend(truth.reference.problems)
+        inputs.further.append(truth)
 
 
 def _load_id_files(inputs: CampaignInputs, fast: bool) -> None:
@@ -223,6 +252,7 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     """
     inputs = _load_protocol(open_campaign(path))
     _load_truth(inputs, fast)
+    _load_further(inputs, fast)
     _load_id_files(inputs, fast)
     inputs.tariffs = _load_table(inputs, "tariffs", "tariffs", "tariffs-row")
     inputs.tariff_rows = [TariffRow.of(r) for r in inputs.tariffs.rows] if inputs.tariffs else []

@@ -148,6 +148,20 @@ def _check_reference(ref: LabelFile, expected: LabelFile, expected_distinct: boo
     return cmp.match and ref.format_valid
 
 
+def _corpora_findings(protocol: Protocol) -> list[Finding]:
+    """Each corpus of the useful work has a revision of its own: the grid's corpus_revision tells them apart."""
+    out, seen = [], {protocol.corpus.revision}
+    for i, corpus in enumerate(protocol.corpora or ()):
+        if corpus.revision in seen:
+            out.append(make_finding(
+                "corpus-repeated", E, PROTOCOL_FILE, f"the corpus {corpus.name!r} has the revision "
+                f"{corpus.revision!r} of another corpus of the protocol", field=f"/corpora/{i}/revision",
+                value=corpus.revision, rule="each corpus of the useful work once, with its own revision",
+                fix="give each corpus its own immutable revision, or list it once"))
+        seen.add(corpus.revision)
+    return out
+
+
 _IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # the schemas' identifier pattern
 
 
@@ -280,12 +294,20 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
     distinct = matches = False
     if inputs.expected is not None:
         distinct = _check_expected(inputs.expected, protocol.corpus.size if protocol else None, out)
+    for truth in inputs.further:
+        if truth.expected is not None:
+            truth.distinct = _check_expected(truth.expected, truth.corpus.size, out)
     if protocol is not None:
-        out.extend(split_findings(protocol, inputs.expected, inputs.split_ids))
+        out.extend(_corpora_findings(protocol))
+        for expected in [inputs.expected, *(t.expected for t in inputs.further)]:
+            out.extend(split_findings(protocol, expected, inputs.split_ids))
         out.extend(subgroup_findings(protocol, inputs.expected, inputs.subgroup_ids))
     out.extend(loaded["reference"])
     if inputs.reference is not None and inputs.expected is not None:
         matches = _check_reference(inputs.reference, inputs.expected, distinct, out)
+    for truth in inputs.further:
+        if truth.reference is not None and truth.expected is not None:
+            truth.matches = _check_reference(truth.reference, truth.expected, truth.distinct, out)
     out.extend(loaded["tariffs"])
     if inputs.tariffs is not None:
         _check_tariffs(inputs, inputs.tariffs, inputs.tariff_rows, out)

@@ -99,6 +99,10 @@ AUDIT: tuple[Code, ...] = (
          "keep every run of every listed seed, failures included, with its seed in the seed column"),
     Code("split-overlaps-evaluation", E, S, "training and tuning data are kept apart from the comparison corpus: no "
          "split shares an ID with the expected IDs", "evaluate on texts the model was not trained or tuned on"),
+    Code("corpus-runs-missing", E, C, "when the useful work is several corpora, every configuration processes "
+         "each of them: its registered runs on every corpus", "run every variant on every corpus the protocol lists"),
+    Code("corpus-repeated", E, S, "each corpus of the useful work once, with its own revision", "give each corpus its "
+         "own revision"),
     Code("subgroup-id-not-expected", E, S, "a planned subgroup is part of the comparison corpus: every ID it lists is "
          "an expected ID", "keep only expected IDs in the subgroup's ID file"),
     Code("subgroup-empty", E, S, "a planned subgroup names the expected IDs it is judged on", "list the subgroup's "

@@ -127,6 +127,8 @@ SEEDS: dict[str, str] = {
     "seed-runs-missing": (
         "003 'Qualität nach einem Wechsel der Präzision prüfen'; 003 'Wiederholen und Fehlschläge beibehalten'"),
     "split-overlaps-evaluation": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
+    "corpus-runs-missing": "003 'Nutzbare Ergebnisse zählen, nicht Wiederholungen von Messungen'",
+    "corpus-repeated": "003 'Nutzbare Ergebnisse zählen, nicht Wiederholungen von Messungen'; 000/001/002 §1",
     "subgroup-id-not-expected": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel "
         "der Präzision prüfen'"),
     "subgroup-empty": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel "

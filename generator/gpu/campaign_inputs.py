@@ -106,6 +106,9 @@ def make_plan(config: CampaignConfig) -> Plan:
         raise UsageError(f"the protocol or corpus lacks a required part ({type(exc).__name__}: {exc})") from None
     if registered != revision:
         raise UsageError(f"the corpus {corpus_file} has revision {revision}, the protocol registers {registered}")
+    if protocol.get("corpora"):
+        raise UsageError("several corpora (corpora) are not supported: `campaign run` processes the one corpus it is "
+                         "given; run each corpus's series with its own protocol")
     if len(set(ids)) != len(ids) or set(ids) != set(reference):
         raise UsageError(f"{CORPUS_FILE} and {REFERENCE_FILE} do not hold the same unique IDs")
     for exp in exps:

@@ -67,7 +67,7 @@ class Reason:
     refs: tuple[FindingRef, ...] = ()
     more: int = 0
     subgroup: str = ""  # for "subgroup": the planned subgroup that fails
-    seeds: tuple[object, ...] = ()  # the seeds a `seeds` or `seed-variants` reason names
+    seeds: tuple[object, ...] = ()  # the seeds a `seeds` or `seed-variants` reason names, the corpora a `corpora`
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,9 @@ def exclusions(configs: Sequence[Configuration]) -> list[Exclusion]:
                 reasons.append(Reason("subgroup", completed=g.completed_runs,
                                       rejected=g.completed_runs - g.accepted_runs, subgroup=g.id))
         reasons.extend(_seed_reasons(c, configs))
+        missed = tuple(k.name for k in c.corpora or () if not k.accepted)
+        if missed:
+            reasons.append(Reason("corpora", count=len(missed), seeds=missed))
         if c.out_of_memory:
             reasons.append(Reason("out-of-memory", count=c.out_of_memory))
         if c.failures > c.out_of_memory:  # any other failed attempt: issue 31 item 5

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from generator.audit.inputs.access import (
     as_int,
-    as_number,
     as_object,
     as_objects,
     as_scalar_map,
@@ -15,25 +14,13 @@ from generator.audit.inputs.access import (
     opt_int,
     opt_str,
 )
+from generator.audit.inputs.work import Corpus, FurtherCorpus, Quality, QualityReference, Split, Subgroup
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
 from generator.core.jsonvalue import JsonObject, JsonScalar
 
-__all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Expense", "Files", "Fixed", "OutputFormat", "Protocol", "Quality",
+__all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Expense", "Files", "Fixed", "FurtherCorpus", "OutputFormat",
+           "Protocol", "Quality",
            "QualityReference", "Rental", "Resume", "Split", "Subgroup", "Timer", "Variant", "Warmup", "WindowSpec"]
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """The useful work: one corpus, its revision and size (decision.json's campaign.corpus, keys in this order)."""
-
-    name: str
-    revision: str
-    size: int
-    source: str | None = field(default=None, metadata=OMIT_IF_NONE)
-
-    @classmethod
-    def of(cls, data: JsonObject) -> Corpus:
-        return cls(as_str(data["name"]), as_str(data["revision"]), as_int(data["size"]), opt_str(data.get("source")))
 
 
 @dataclass(frozen=True)
@@ -46,72 +33,6 @@ class Timer:
     @classmethod
     def of(cls, data: JsonObject) -> Timer:
         return cls(as_strs(data["covers"]), as_str(data["description"]))
-
-
-@dataclass(frozen=True)
-class QualityReference:
-    """The named reference value the tolerance is measured against (a number as the file writes it)."""
-
-    name: str
-    value: float
-    # The registered split it was measured on; left out of decision.json when not given (recompute.jsonrecord's
-    # OMIT_IF_NONE, written out: this side imports only core).
-    split: str | None = field(default=None, metadata={"omit_if_none": True})
-
-    @classmethod
-    def of(cls, data: JsonObject) -> QualityReference:
-        return cls(as_str(data["name"]), as_number(data["value"]), opt_str(data.get("split")))
-
-
-@dataclass(frozen=True)
-class Subgroup:
-    """A planned subgroup: its ID file, how its edges were set, and its own rule where the protocol gives one."""
-
-    id: str
-    ids: str
-    edges: str
-    threshold: float | None = field(default=None, metadata=OMIT_IF_NONE)
-    tolerance: float | None = field(default=None, metadata=OMIT_IF_NONE)
-    reference_value: float | None = field(default=None, metadata=OMIT_IF_NONE)
-
-    @classmethod
-    def of(cls, data: JsonObject) -> Subgroup:
-        def number(key: str) -> float | None:
-            value = data.get(key)
-            return None if value is None else as_number(value)
-        return cls(as_str(data["id"]), as_str(data["ids"]), as_str(data["edges"]), number("threshold"),
-                   number("tolerance"), number("reference_value"))
-
-
-@dataclass(frozen=True)
-class Quality:
-    """The pre-registered acceptance rule."""
-
-    metric: str
-    threshold: float
-    tolerance: float
-    direction: str
-    reference: QualityReference
-    reproduction: str | None = None  # identical, bounded or quality; None: not registered (quality assumed)
-    reproduction_bound: float | None = None  # for bounded: the largest spread of the metric across warm runs
-    subgroups: tuple[Subgroup, ...] = ()  # the planned subgroups, each judged on every run
-
-    def subgroup_rule(self, subgroup: Subgroup) -> tuple[float, float, float]:
-        """A subgroup's threshold, tolerance and reference value: its own, else the main rule's."""
-        return (self.threshold if subgroup.threshold is None else subgroup.threshold,
-                self.tolerance if subgroup.tolerance is None else subgroup.tolerance,
-                self.reference.value if subgroup.reference_value is None else subgroup.reference_value)
-
-    @classmethod
-    def of(cls, data: JsonObject) -> Quality:
-        target = data.get("reproduction")
-        repro = as_object(target) if isinstance(target, dict) else None
-        bound = repro.get("bound") if repro is not None else None
-        return cls(as_str(data["metric"]), as_number(data["threshold"]), as_number(data["tolerance"]),
-                   as_str(data["direction"]), QualityReference.of(as_object(data["reference"])),
-                   as_str(repro["target"]) if repro is not None else None,
-                   as_number(bound) if bound is not None else None,
-                   tuple(Subgroup.of(g) for g in as_objects(data["subgroups"])) if "subgroups" in data else ())
 
 
 @dataclass(frozen=True)
@@ -235,22 +156,24 @@ class ExperimentSpec:
     warmup: Warmup
     rental: Rental
     seeds: tuple[int, ...] | None = None  # the common seeds every variant runs under, their runs kept apart
+    # The further corpora's revisions (protocol corpora): every variant processes them too, after the first.
+    further_corpora: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, data: JsonObject) -> ExperimentSpec:
+    def of(cls, data: JsonObject, further_corpora: tuple[str, ...] = ()) -> ExperimentSpec:
         drawn, seeds = data.get("drawn_sequence"), data.get("seeds")
         return cls(as_str(data["id"]), opt_str(data.get("description")), as_str(data["variable"]),
                    tuple(Variant.of(v) for v in as_objects(data["variants"])), Fixed.of(as_object(data["fixed"])),
                    as_int(data["runs_per_variant"]), as_int(data["cold_runs_per_variant"]),
                    opt_str(data.get("order")), None if drawn is None else as_strs(drawn),
                    Warmup.of(as_object(data["warmup"])), Rental.of(as_object(data["rental"])),
-                   tuple(as_int(s) for s in seeds) if isinstance(seeds, list) else None)
+                   tuple(as_int(s) for s in seeds) if isinstance(seeds, list) else None, further_corpora)
 
     def attempts(self, phase: str) -> int:
-        """The attempts of one phase registered per variant: its runs under each common seed (run_index 1 to
-        this number), or its runs when the experiment lists none."""
+        """The attempts of one phase registered per variant: its runs under each common seed and on each corpus
+        (run_index 1 to this number); its runs when it lists no seeds and the work is one corpus."""
         runs = self.runs_per_variant if phase == "warm" else self.cold_runs_per_variant if phase == "cold" else 0
-        return runs * (len(self.seeds) if self.seeds else 1)
+        return runs * (len(self.seeds) if self.seeds else 1) * (1 + len(self.further_corpora))
 
 
 @dataclass(frozen=True)
@@ -297,19 +220,6 @@ class OutputFormat:
 
 
 @dataclass(frozen=True)
-class Split:
-    """Data the model was trained or tuned on, kept apart from the comparison corpus: name, revision, ID file."""
-
-    name: str
-    revision: str
-    ids: str
-
-    @classmethod
-    def of(cls, data: JsonObject) -> Split:
-        return cls(as_str(data["name"]), as_str(data["revision"]), as_str(data["ids"]))
-
-
-@dataclass(frozen=True)
 class Expense:
     """An expense registered beside the packages: what it is, its amount in cents, and why it was needed."""
 
@@ -346,6 +256,7 @@ class Protocol:
     files: Files
     other_expenses: tuple[Expense, ...] | None = None
     splits: tuple[Split, ...] | None = None
+    corpora: tuple[FurtherCorpus, ...] | None = None  # the corpora beside `corpus`, when the work is several
 
     @classmethod
     def of(cls, data: JsonObject) -> Protocol:
@@ -354,6 +265,7 @@ class Protocol:
         if not isinstance(synthetic, bool):
             raise TypeError("synthetic_data is a boolean")
         exclusions, spent, splits = data.get("exclusions"), data.get("other_expenses"), data.get("splits")
+        further = tuple(FurtherCorpus.of(c) for c in as_objects(data["corpora"])) if "corpora" in data else None
         w, f, o = as_object(data["window"]), as_object(data["files"]), as_object(data["output_format"])
         return cls(
             as_str(data["schema_version"]), as_str(data["title"]), as_str(data["question"]), as_str(data["scenario"]),
@@ -363,18 +275,29 @@ class Protocol:
             Corpus.of(as_object(data["corpus"])), as_strs(data["classes"]),
             OutputFormat(as_strs(o["columns"]), as_str(o["encoding"]), as_str(o["delimiter"])),
             Quality.of(as_object(data["quality"])),
-            tuple(ExperimentSpec.of(e) for e in as_objects(data["experiments"])), Timer.of(as_object(data["timer"])),
+            tuple(ExperimentSpec.of(e, tuple(c.revision for c in further or ()))
+                  for e in as_objects(data["experiments"])),
+            Timer.of(as_object(data["timer"])),
             WindowSpec(as_str(w["start"]), as_str(w["end"]), as_str(w["timezone"])), as_str(data["deadline"]),
             Files(as_str(f["expected_ids"]), as_str(f["reference"]), as_str(f["raw_results"]), as_str(f["tariffs"]),
                   as_str(f["predictions"]), opt_str(f.get("lab_manifest"))),
             None if spent is None else tuple(Expense.of(e) for e in as_objects(spent)),
-            None if splits is None else tuple(Split.of(s) for s in as_objects(splits)))
+            None if splits is None else tuple(Split.of(s) for s in as_objects(splits)), further)
 
     def id_files(self) -> list[tuple[str, str, str]]:
-        """The ID files named beside `files`: each split's and each subgroup's (JSON path, role, relative path)."""
+        """The files named beside `files`: each split's and each subgroup's IDs, each further corpus's expected IDs and
+        reference (JSON path, role, relative path)."""
         named = [(f"/splits/{i}/ids", f"{s.name} split IDs", s.ids) for i, s in enumerate(self.splits or ())]
-        return named + [(f"/quality/subgroups/{i}/ids", f"{g.id} subgroup IDs", g.ids)
-                        for i, g in enumerate(self.quality.subgroups)]
+        named += [(f"/quality/subgroups/{i}/ids", f"{g.id} subgroup IDs", g.ids)
+                  for i, g in enumerate(self.quality.subgroups)]
+        for i, c in enumerate(self.corpora or ()):
+            named += [(f"/corpora/{i}/expected_ids", f"{c.name} expected IDs", c.expected_ids),
+                      (f"/corpora/{i}/reference", f"{c.name} reference", c.reference)]
+        return named
+
+    def corpus_revisions(self) -> tuple[str, ...]:
+        """Every corpus of the useful work, by revision: the first, then the further ones in the order listed."""
+        return (self.corpus.revision, *(c.revision for c in self.corpora or ()))
 
     def experiment(self, experiment_id: str) -> ExperimentSpec | None:
         return next((e for e in self.experiments if e.id == experiment_id), None)

@@ -35,8 +35,9 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
                                     "declared variant"))
     for column in FIXED_COLUMNS:
         fixed = exp.fixed.setting(column)
-        if column == variable or fixed is None or (column == "seed" and exp.seeds):
-            continue  # the rows of common seeds run each listed seed (seeds.row_findings)
+        if column == variable or fixed is None or (column == "seed" and exp.seeds) \
+                or (column == "corpus_revision" and row.corpus_revision in exp.further_corpora):
+            continue  # the rows of common seeds run each listed seed (seeds.row_findings), and of further corpora each
         if row.cell(column) is not None and str(row.cell(column)) != str(fixed):
             out.append(make_finding("fixed-value-mismatch", E, grid_file,
                                     f"{column} {row.cell(column)!r} differs from the value held fixed, {fixed!r}",
@@ -87,8 +88,9 @@ def _shared_findings(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_
     out: list[Finding] = []
     variable = exp.variable
     for column in SHARED_COLUMNS:
-        if column == variable or (column == "seed" and exp.seeds):
-            continue  # common seeds differ between runs on purpose; a second seed is otherwise not comparable
+        if column == variable or (column == "seed" and exp.seeds) or (column == "corpus_revision"
+                                                                       and exp.further_corpora):
+            continue  # common seeds and several corpora differ between runs on purpose; otherwise not comparable
         seen = Counter(str(r.cell(column)) for r, _ in rows if r.cell(column) is not None)
         if len(seen) <= 1:
             continue

@@ -16,6 +16,7 @@ from generator.audit.readers.grid import row_outcome
 from generator.audit.recompute import (
     attempts,
     comparability,
+    corpora,
     cost,
     measured_config,
     memory,
@@ -202,11 +203,11 @@ class _Tally:
     subgroups: list[tuple[bool, bool, list[SubgroupRun]]] = dataclass_field(default_factory=list)
 
 
-def _tally(ctx: _Context, rows: list[Row], seeded: bool, plan: resumes.ResumePlan | None) -> _Tally:
+def _tally(ctx: _Context, rows: list[Row], exp: ExperimentSpec, plan: resumes.ResumePlan | None) -> _Tally:
     """Walk the configuration's rows in phase and run order: failures kept as failures, never timed as 0 (each
-    run with its seed when the experiment lists common seeds: `seeded`). In a resume variant, an interrupted
-    attempt it resumed is a failure that does not exclude it, and a resumption that completed is timed with the
-    interrupted time added."""
+    run with its seed when the experiment lists common seeds, and its corpus when the work is several). In a
+    resume variant, an interrupted attempt it resumed is a failure that does not exclude it, and a resumption
+    that completed is timed with the interrupted time added."""
     t = _Tally()
     for index, row, line in sorted(rows, key=lambda r: r[1].key()[2:]):
         _, variant, phase, run_index = row.key()
@@ -236,27 +237,13 @@ def _tally(ctx: _Context, rows: list[Row], seeded: bool, plan: resumes.ResumePla
                           recomputed=acc.record() if acc else None,
                           memory=MemoryCells(row.baseline_allocated_bytes, row.baseline_reserved_bytes,
                                              row.peak_allocated_bytes, row.peak_reserved_bytes),
-                          notes=row.notes or "", seed=row.seed if seeded else None, resumed=outcome.resumed))
+                          notes=row.notes or "", seed=row.seed if exp.seeds else None, resumed=outcome.resumed,
+                          corpus=row.corpus_revision if exp.further_corpora else None))
     return t
 
 
-def _corpora_findings(ctx: _Context, rows: list[Row], distinct: int) -> None:
-    """A claimed count of accepted corpora against the distinct corpora with an accepted run."""
-    for _, row, line in rows:
-        claimed = row.accepted_unique_corpora
-        if claimed is not None and claimed != distinct:
-            hint = (" (repeats of the same corpus were counted: five repeats are not five results)"
-                    if claimed > distinct and distinct <= 1 < claimed else "")
-            ctx.findings.append(make_finding(
-                "accepted-corpora-mismatch", E, ctx.grid_file, f"accepted_unique_corpora claims {claimed}, the "
-                f"evidence gives {distinct} distinct accepted corpora{hint}", line=line,
-                field="accepted_unique_corpora", claimed=claimed, recomputed=distinct,
-                rule="distinct corpus revisions with an accepted run; never summed over repeats",
-                fix=f"write {distinct}"))
-
-
 def _reasons(t: _Tally, package: Package, window: Window, groups: tuple[SubgroupSummary, ...],
-             seed_reason: str | None) -> tuple[str, ...]:
+             series: tuple[str | None, ...]) -> tuple[str, ...]:
     """Why the configuration is not admissible on its own evidence (the gate adds its error findings)."""
     reasons = []
     if not (t.completed > 0 and t.accepted_runs == t.completed):
@@ -267,8 +254,7 @@ def _reasons(t: _Tally, package: Package, window: Window, groups: tuple[Subgroup
         if g.accepted_runs < g.completed_runs:
             reasons.append(f"subgroup {g.id} fails its rule in {g.completed_runs - g.accepted_runs} of "
                            f"{g.completed_runs} completed runs")
-    if seed_reason is not None:
-        reasons.append(seed_reason)
+    reasons.extend(r for r in series if r is not None)  # a seed or a corpus not accepted
     if t.oom:
         reasons.append(f"not memory-feasible: {t.oom} out-of-memory failure(s) kept as failure observations")
     failed = attempts.failure_reason(t.failed)
@@ -295,13 +281,15 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
                    window: Window, plan: resumes.ResumePlan | None = None) -> Configuration:
     """One configuration: its rows tallied, its claimed corpus count checked, its verdicts and cost (a resume
     variant's rows are its resumptions and the attempts of the variant it resumes)."""
-    t = _tally(ctx, rows, bool(exp.seeds), plan)
+    t = _tally(ctx, rows, exp, plan)
     groups = subgroups.summarise(ctx.protocol.quality, t.subgroups)
     distinct = len(t.accepted_corpora)
-    _corpora_findings(ctx, [r for r in rows if r[1].variant_id == variant.id], distinct)
-    per_seed = seeds.seed_runs(exp, rows, ctx.acceptances)
-    seed_reason = seeds.seed_reason(per_seed)
-    accepted = t.completed > 0 and t.accepted_runs == t.completed and seed_reason is None
+    ctx.findings.extend(corpora.claimed_count_findings([r for r in rows if r[1].variant_id == variant.id], distinct,
+                                                       ctx.grid_file))
+    per_seed, per_corpus = seeds.seed_runs(exp, rows, ctx.acceptances), corpora.corpus_runs(ctx.protocol, exp, rows,
+                                                                                            ctx.acceptances)
+    series = (seeds.seed_reason(per_seed), corpora.corpus_reason(per_corpus))
+    accepted = t.completed > 0 and t.accepted_runs == t.completed and series == (None, None)
     total = package.total_usd_minor
     return Configuration(
         id=f"{exp.id}/{variant.id}", experiment_id=exp.id, variant_id=variant.id,
@@ -314,11 +302,11 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
         out_of_memory=t.oom, accepted_runs=t.accepted_runs, accepted_unique_corpora=distinct, accepted=accepted,
         memory_feasible=t.oom == 0, fits_window=package.covers_window, fits_deadline=window.ends_before_deadline,
         admissible=accepted and not t.failed and package.covers_window and window.ends_before_deadline,
-        reasons=_reasons(t, package, window, groups, seed_reason), committed_budget_usd_minor=total,
+        reasons=_reasons(t, package, window, groups, series), committed_budget_usd_minor=total,
         price_status=package.price_status, duration_days=package.duration_days,
         cost_per_accepted_result=(cost.per_result(total, distinct) if total is not None else
                                   CostPerResult(None, "no tariff for this GPU and duration")),
-        subgroups=groups or None, seeds=per_seed,
+        subgroups=groups or None, seeds=per_seed, corpora=per_corpus,
         resume=None if plan is None else ResumeBalance(plan.resume.of, plan.resume.setting, len(plan.interrupted),
                                                        plan.interrupted_seconds))
 
@@ -349,6 +337,7 @@ def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
     for index, row, line in exp_rows:
         _row_checks(ctx, index, row, line, exp)
     ctx.findings.extend(comparability.check_experiment(exp, [(r, ln) for _, r, ln in exp_rows], ctx.grid_file))
+    ctx.findings.extend(corpora.count_findings(ctx.protocol, exp, [(r, ln) for _, r, ln in exp_rows], ctx.grid_file))
     rented, priced = price_package(exp, exp_rows, window, ctx.tariffs, ctx.grid_file, ctx.tariffs_file,
                                    ctx.proof, ctx.window_hours)
     # What the package says of the price (no tariff, an illustrative one) and of its length concerns this

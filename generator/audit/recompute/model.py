@@ -5,11 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.audit.findings import Finding
-from generator.audit.inputs.protocol import Corpus, Expense, Protocol, QualityReference, Subgroup, Timer, Warmup
+from generator.audit.inputs.protocol import (
+    Corpus,
+    Expense,
+    FurtherCorpus,
+    Protocol,
+    QualityReference,
+    Subgroup,
+    Timer,
+    Warmup,
+)
 from generator.audit.recompute.answer import Decision, Excluded, FindingRef, RankEntry, RunExclusion, Tie, Unpriced
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.audit.recompute.runcells import (
     ClaimedCells,
+    CorpusRuns,
     EnvironmentCells,
     MemoryCells,
     PhaseTiming,
@@ -23,7 +33,8 @@ from generator.audit.recompute.subgroups import SubgroupSummary
 from generator.core.jsonvalue import JsonScalar
 
 __all__ = [
-    "CampaignSummary", "ClaimedCells", "Comparison", "Configuration", "CostPerResult", "Coverage", "Decision",
+    "CampaignSummary", "ClaimedCells", "Comparison", "Configuration", "CorpusRuns", "CostPerResult", "Coverage",
+    "Decision",
     "DecisionDocument", "EnvironmentCells", "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint",
     "Measurement", "MemoryCells", "Package", "PackageCover", "PhaseTiming", "QualityRule", "RankEntry",
     "Recomputation", "RecomputedRun", "ResumeBalance", "Run", "RunExclusion", "SeedRuns", "Separation", "Tie",
@@ -160,6 +171,7 @@ class Run(JsonRecord):
     notes: str
     seed: int | None = field(default=None, metadata=OMIT_IF_NONE)  # the row's seed, when the experiment lists seeds
     resumed: str | None = field(default=None, metadata=OMIT_IF_NONE)  # the attempt a resumption names
+    corpus: str | None = field(default=None, metadata=OMIT_IF_NONE)  # the row's corpus, when the work is several
 
 
 @dataclass(frozen=True)
@@ -216,6 +228,8 @@ class Configuration(JsonRecord):
     seeds: tuple[SeedRuns, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
     evidence: Evidence | None = field(default=None, metadata=OMIT_IF_NONE)
     resume: ResumeBalance | None = field(default=None, metadata=OMIT_IF_NONE)  # a resume variant's own part
+    # Each corpus's runs kept apart, when the work is several corpora (absent otherwise).
+    corpora: tuple[CorpusRuns, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)
@@ -250,6 +264,7 @@ class CampaignSummary(JsonRecord):
     notes: str
     language: str
     other_expenses: tuple[Expense, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    corpora: tuple[FurtherCorpus, ...] | None = field(default=None, metadata=OMIT_IF_NONE)  # beside `corpus`
 
     @classmethod
     def of(cls, protocol: Protocol) -> CampaignSummary:
@@ -259,7 +274,7 @@ class CampaignSummary(JsonRecord):
                    protocol.synthetic_data, protocol.corpus, list(protocol.classes), protocol.timer,
                    protocol.notes if protocol.notes is not None else "",
                    protocol.language if protocol.language is not None else "en",
-                   spent or None)
+                   spent or None, protocol.corpora or None)
 
 
 @dataclass(frozen=True)

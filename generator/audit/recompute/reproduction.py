@@ -70,9 +70,10 @@ def reproduction_findings(quality: Quality, configurations: Sequence[Configurati
     out: list[Finding] = []
     for config in configurations:
         judged = _judged(config)
-        # Under common seeds the target holds for each seed's runs, kept apart: seeds are meant to differ.
-        for seed in dict.fromkeys(r.seed for r in judged):
-            runs = [r for r in judged if r.seed == seed]
+        # Under common seeds the target holds for each seed's runs, kept apart: seeds are meant to differ; so do
+        # the predictions of several corpora.
+        for key in dict.fromkeys((r.seed, r.corpus) for r in judged):
+            runs = [r for r in judged if (r.seed, r.corpus) == key]
             if quality.reproduction == IDENTICAL:
                 out.extend(_identical(config, runs, digests, grid_file))
             elif quality.reproduction == BOUNDED and quality.reproduction_bound is not None:

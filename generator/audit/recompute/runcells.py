@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.audit.recompute.subgroups import SubgroupRun
 
-__all__ = ["ClaimedCells", "EnvironmentCells", "MemoryCells", "PhaseTiming", "RecomputedRun", "ResumeBalance",
-           "SeedRuns", "Timing"]
+__all__ = ["ClaimedCells", "CorpusRuns", "EnvironmentCells", "MemoryCells", "PhaseTiming", "RecomputedRun",
+           "ResumeBalance", "SeedRuns", "Timing"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,21 @@ class SeedRuns(JsonRecord):
     failures: int
     accepted_runs: int
     accepted: bool  # at least one completed run, and every completed run accepted
+    timing: Timing
+
+
+@dataclass(frozen=True)
+class CorpusRuns(JsonRecord):
+    """One corpus's runs of a configuration, kept apart: attempts, acceptance and timing on that corpus."""
+
+    revision: str
+    name: str
+    expected_ids: int
+    attempts: int
+    completed: int
+    failures: int
+    accepted_runs: int
+    accepted: bool  # at least one completed run on this corpus, and every one of them accepted
     timing: Timing
 
 

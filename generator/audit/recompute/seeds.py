@@ -58,7 +58,9 @@ def count_findings(exp: ExperimentSpec, rows: Sequence[tuple[GridRow, int]], gri
     counted = Counter((r.variant_id, r.phase, r.seed) for r, _ in rows)
     out = []
     for variant in exp.variants:
-        for phase, per_seed in (("warm", exp.runs_per_variant), ("cold", exp.cold_runs_per_variant)):
+        corpora = 1 + len(exp.further_corpora)  # each seed's runs are made on every corpus of the work
+        for phase, per_seed in (("warm", exp.runs_per_variant * corpora),
+                                ("cold", exp.cold_runs_per_variant * corpora)):
             for seed in exp.seeds:
                 n = counted[(variant.id, phase, seed)]
                 if n >= per_seed:
@@ -85,6 +87,13 @@ def seed_runs(exp: ExperimentSpec, rows: Sequence[Row],
 
 
 def _one_seed(seed: int, rows: list[Row], acceptances: Mapping[int, Acceptance]) -> SeedRuns:
+    attempts, completed, failures, accepted, timed = balance(rows, acceptances)
+    return SeedRuns(seed=seed, attempts=attempts, completed=completed, failures=failures, accepted_runs=accepted,
+                    accepted=completed > 0 and accepted == completed, timing=timed)
+
+
+def balance(rows: Sequence[Row], acceptances: Mapping[int, Acceptance]) -> tuple[int, int, int, int, Timing]:
+    """A series of runs (one seed's, one corpus's): attempts, completed, failed and accepted runs, and timing."""
     durations: dict[str, list[float]] = {"cold": [], "warm": []}
     failures = {"cold": 0, "warm": 0}
     completed = accepted = 0
@@ -98,10 +107,9 @@ def _one_seed(seed: int, rows: list[Row], acceptances: Mapping[int, Acceptance])
                 durations[phase].append(float(row.elapsed_seconds))
             acc = acceptances.get(index)
             accepted += acc is not None and acc.corpus_accepted
-    return SeedRuns(seed=seed, attempts=len(rows), completed=completed, failures=failures["cold"] + failures["warm"],
-                    accepted_runs=accepted, accepted=completed > 0 and accepted == completed,
-                    timing=Timing(warm=timing.phase_stats(durations["warm"], failures["warm"]),
-                                  cold=timing.phase_stats(durations["cold"], failures["cold"])))
+    return (len(rows), completed, failures["cold"] + failures["warm"], accepted,
+            Timing(warm=timing.phase_stats(durations["warm"], failures["warm"]),
+                   cold=timing.phase_stats(durations["cold"], failures["cold"])))
 
 
 def seed_reason(runs: Sequence[SeedRuns] | None) -> str | None:

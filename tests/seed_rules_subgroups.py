@@ -142,6 +142,26 @@ def m_empty(c: Path) -> list[Where]:
     return [Where(PROTOCOL, None, "/quality/subgroups/1/ids")]
 
 
+def v_empty_alone(decision: dict[str, Any], findings: list[Any]) -> None:
+    # The empty subgroup is the one error: it judges no run, so no run's claims are disputed because of it.
+    assert {f.code for f in findings if f.is_error} == {"subgroup-empty"}, sorted({f.code for f in findings})
+
+
+def m_id_twice(c: Path) -> list[Where]:
+    path = c / "subgroups" / "long.csv"
+    path.write_text(path.read_text(encoding="utf-8") + _ids(c, "subgroups/long.csv")[0] + "\n", encoding="utf-8")
+    return [Where(PROTOCOL, None, "/quality/subgroups/2/ids")]
+
+
+def m_diluted(c: Path) -> list[Where]:
+    # b4 fails its long texts; the medium texts added to the long subgroup would hide it.
+    _spoil_long(c, honest_claims=False)
+    path = c / "subgroups" / "long.csv"
+    path.write_text(path.read_text(encoding="utf-8") + "\n".join(_ids(c, "subgroups/medium.csv")) + "\n",
+                    encoding="utf-8")
+    return [Where(PROTOCOL, None, "/quality/subgroups/2/ids")]
+
+
 def m_repeated(c: Path) -> list[Where]:
     edit_protocol(c, lambda p: p["quality"]["subgroups"][1].update(id="short"))
     return [Where(PROTOCOL, None, "/quality/subgroups/1/id")]
@@ -165,7 +185,11 @@ RULES: list[SeedRule] = [
     SeedRule("subgroup-ids-expected", "a planned subgroup lists expected IDs only", _SOURCE,
              "subgroup-id-not-expected", m_not_expected, protect="withheld"),
     SeedRule("subgroup-not-empty", "a planned subgroup lists the IDs it is judged on", _SOURCE, "subgroup-empty",
-             m_empty, protect="withheld"),
+             m_empty, protect="withheld", verify=v_empty_alone),
+    SeedRule("subgroup-ids-once", "a planned subgroup lists each of its texts once", _SOURCE, "subgroup-id-repeated",
+             m_id_twice, protect="withheld"),
+    SeedRule("subgroups-apart", "planned subgroups are set apart by their edges: no text is in two, so none can be "
+             "diluted", _SOURCE, "subgroups-overlap", m_diluted, protect="withheld"),
     SeedRule("subgroup-once", "each planned subgroup is registered once", _SOURCE, "subgroup-repeated", m_repeated,
              protect="withheld"),
     SeedRule("subgroup-ids-inside", "a subgroup's ID file is in the campaign folder", f"{P} §5",

@@ -107,6 +107,9 @@ AUDIT: tuple[Code, ...] = (
          "an expected ID", "keep only expected IDs in the subgroup's ID file"),
     Code("subgroup-empty", E, S, "a planned subgroup names the expected IDs it is judged on", "list the subgroup's "
          "IDs, as its edges select them"),
+    Code("subgroup-id-repeated", E, S, "a planned subgroup lists each of its texts once", "list each ID once"),
+    Code("subgroups-overlap", E, S, "planned subgroups are set apart by their edges: each text in one subgroup at "
+         "most", "select each subgroup's IDs by its edges alone"),
     Code("subgroup-repeated", E, S, "each planned subgroup is registered once, with one rule", "give each subgroup "
          "its own ID"),
     Code("reference-split-unknown", E, S, "the reference value names the registered split it was measured on",

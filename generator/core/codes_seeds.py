@@ -133,6 +133,10 @@ SEEDS: dict[str, str] = {
         "der Präzision prüfen'"),
     "subgroup-empty": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel "
         "der Präzision prüfen'"),
+    "subgroup-id-repeated": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel "
+                             "der Präzision prüfen'"),
+    "subgroups-overlap": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der "
+                          "Präzision prüfen'"),
     "subgroup-repeated": "003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der "
                          "Präzision prüfen'",
     "reference-split-unknown": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",

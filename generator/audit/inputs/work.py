@@ -1,5 +1,4 @@
-"""The useful work a protocol registers: its corpora, the quality rule with its planned subgroups, and the
-training and tuning splits kept apart (schemas/protocol.schema.json), as frozen dataclasses."""
+"""The useful work a protocol registers: its corpora, quality rule, planned subgroups and splits, as dataclasses."""
 
 from __future__ import annotations
 

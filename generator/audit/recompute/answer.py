@@ -1,5 +1,4 @@
-"""The answer as decision.json records it: the ranking, the unpriced and excluded configurations, the ties, and
-the findings named beside them."""
+"""The answer's records in decision.json: the ranking, the unpriced and excluded configurations, the ties."""
 
 from __future__ import annotations
 

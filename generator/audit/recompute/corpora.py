@@ -1,6 +1,4 @@
-"""Several corpora of the useful work: every configuration processes each of them under the same rule, each
-corpus's runs counted, accepted and timed apart (003 'Nutzbare Ergebnisse zählen, nicht Wiederholungen von
-Messungen')."""
+"""Several corpora of the useful work: every configuration's runs on each, accepted and timed apart (003)."""
 
 from __future__ import annotations
 

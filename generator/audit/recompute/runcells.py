@@ -1,5 +1,4 @@
-"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory, environment, timing and
-resume."""
+"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory, timing, seeds, resume."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Planned subgroups judged on every run: each one's metric and rule, its unfinished IDs, and a configuration's
-table (003 'Beispiel' and 'Qualität nach einem Wechsel der Präzision prüfen')."""
+"""Planned subgroups judged on every run by their own rule, their unfinished IDs, a configuration's table."""
 
 from __future__ import annotations
 
@@ -75,6 +74,8 @@ def prepare(quality: Quality, expected: pa.Array, subgroup_ids: Mapping[str, Lab
         if read is None or not read.readable:
             continue
         ids = pc.unique(as_array(read.ids))
+        if not len(ids):
+            continue  # an empty subgroup is a finding of validation; it judges no run
         where = pc.index_in(ids, value_set=expected)
         kept = pc.is_valid(where)
         threshold, tolerance, reference = quality.subgroup_rule(group)

@@ -56,6 +56,17 @@ def test_a_record_ended_by_a_failed_load_is_in_order(campaign: Path) -> None:
     assert "phase-order" not in _codes(campaign, B4)
 
 
+def test_two_input_orders_that_read_the_same_are_one_variant(campaign: Path) -> None:
+    # The measurement's order is compared case and spacing aside: two variants written so are not two orders.
+    def declare(p: Any) -> None:
+        exp = p["experiments"][0]
+        exp["variable"], exp["fixed"]["input_order"] = "input_order", None
+        exp["variants"][0]["value"], exp["variants"][1]["value"] = "grouped by length", "Grouped  by length"
+        exp["variants"][2]["value"] = "expected-ids.csv order"
+    _edit(campaign, "protocol.json", declare)
+    assert "duplicate-variant-value" in _codes(campaign, "protocol.json")
+
+
 def test_an_input_order_held_fixed_is_written(campaign: Path) -> None:
     # Only an experiment whose declared variable is input_order leaves fixed.input_order null.
     _edit(campaign, "protocol.json", lambda p: p["experiments"][0]["fixed"].update(input_order=None))

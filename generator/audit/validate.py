@@ -70,7 +70,7 @@ def _check_experiments(protocol: Protocol, file: str, out: list[Finding]) -> Non
         for dup in sorted({v for v in ids if ids.count(v) > 1}):
             out.append(make_finding("duplicate-variant", E, file, f"variant id {dup!r} is declared twice",
                                     field=f"{where}/variants", value=dup, fix="give each variant its own id"))
-        if len(set(map(str, values))) != len(values):
+        if len({_variant_key(exp.variable, v) for v in values}) != len(values):
             out.append(make_finding("duplicate-variant-value", E, file,
                                     f"two variants share a value of the declared variable {exp.variable!r}",
                                     field=f"{where}/variants", value=values, fix="each variant changes the variable"))
@@ -79,6 +79,12 @@ def _check_experiments(protocol: Protocol, file: str, out: list[Finding]) -> Non
                                     "the experiment's fixed corpus_revision differs from corpus.revision",
                                     field=f"{where}/fixed/corpus_revision", value=exp.fixed.corpus_revision,
                                     rule="one registered corpus", fix="use the corpus revision registered above"))
+
+
+def _variant_key(variable: str, value: object) -> str:
+    """A variant's value as its runs are told apart: an input order as its measurement is compared (case and
+    spacing aside), any other value as written."""
+    return " ".join(str(value).split()).casefold() if variable == "input_order" else str(value)
 
 
 def _check_times(protocol: Protocol, file: str, out: list[Finding]) -> None:

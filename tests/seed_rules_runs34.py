@@ -12,6 +12,7 @@ from typing import Any
 from conftest import GRID, read_grid, write_grid
 from seed_rules import (
     B4,
+    OK_NOTE,
     PROTOCOL,
     RTX,
     STAMP,
@@ -20,10 +21,18 @@ from seed_rules import (
     Where,
     _parse,
     edit_json,
+    edit_lines,
     edit_protocol,
     meas,
     pred,
+    set_row,
 )
+from seed_rules_protocol import _register, _second_seed
+from seed_rules_subgroups import _ids, _labels, _write_labels
+
+from generator.audit.recompute.model import DecisionDocument
+from generator.core.metrics import compute_metric
+from generator.render import finance
 
 # ------------------------------------------------------------------------- input order as a declared variable
 
@@ -321,4 +330,171 @@ RULES += [
              "resume-target-invalid", m_resume_not_interrupted, targets=(RESUME,)),
     SeedRule("resume-of-registered", "a resume variant resumes another variant of its experiment", _RESUME,
              "resume-of-invalid", m_resume_of_unknown, targets=(RESUME,)),
+]
+
+
+# ---------------------------------------- resumes: what a resumption may name, under which seed, value and outcome
+
+
+def _failed_resumption(c: Path, run_index: int, notes: str) -> int:
+    """b8-resume's warm attempt `run_index`, interrupted in turn by an out-of-memory stop (nothing done, no file),
+    with `notes` after its outcome. Returns its line."""
+    line = _resumption_row(c, "b8-resume", run_index, f"outcome=oom; completed=0; {notes}")
+    set_row(c, RTX, "b8-resume", "warm", run_index, elapsed_seconds="", corpus_accepted="false", observed_ids="0",
+            ids_match="false", quality_value="", format_valid="false")
+    (c / pred(RTX, "b8-resume", "warm", run_index)).unlink()
+    return line
+
+
+def m_resume_itself(c: Path) -> list[Where]:
+    # a failed resumption names itself as the attempt it resumes: its own failure excused
+    _resume(c)
+    return [Where(GRID, _failed_resumption(c, 4, "resumed=b8-resume/warm/4"), "notes")]
+
+
+def v_resume_itself(decision: dict[str, Any], findings: list[Any]) -> None:
+    resumed = next(x for x in decision["configurations"] if x["id"] == RESUME)
+    assert (resumed["failures"], resumed["out_of_memory"], resumed["resume"]["resumed"]) == (2, 1, 1), resumed
+
+
+def m_resume_cycle(c: Path) -> list[Where]:
+    # two failed resumptions name each other: each would excuse the other's failure
+    _resume(c)
+    return [Where(GRID, _failed_resumption(c, 4, "resumed=b8-resume/warm/5"), "notes"),
+            Where(GRID, _failed_resumption(c, 5, "resumed=b8-resume/warm/4"), "notes")]
+
+
+def m_resume_not_resumed(c: Path) -> list[Where]:
+    # the resumption is written as a completed run of its own (no outcome=resumed), yet names b8's warm run 3
+    line = _resume(c)
+    set_row(c, RTX, "b8-resume", "warm", 3, notes=f"{OK_NOTE}; resumed=b8/warm/3")
+    return [Where(GRID, line, "notes")]
+
+
+def m_resume_other_value(c: Path) -> list[Where]:
+    # the resume variant of b8 runs batch 4: another configuration than the one it resumes
+    _resume(c)
+    edit_protocol(c, lambda p: p["experiments"][0]["variants"][3].update(value=4))
+    set_row(c, RTX, "b8-resume", "warm", 3, batch="4")
+    edit_json(c, meas(RTX, "b8-resume"), lambda d: d["configuration"].update(batch=4))
+    return [Where(PROTOCOL, None, "/experiments/0/variants/3/value")]
+
+
+def _seeded_resume(c: Path, seeds: tuple[int, int, int] = (1234, 4321, 4321)) -> list[int]:
+    """Both experiments run the common seeds 1234 and 4321 (b8's out-of-memory warm run 3, and its repeats 6 and 9
+    under 4321); b8-resume resumes the three, under `seeds`, in a process of 2026-10-07. Returns their lines."""
+    _second_seed(c)
+    rel = meas(RTX, "b8-resume")
+    edit_protocol(c, lambda p: p["experiments"][0]["variants"].append(
+        {"id": "b8-resume", "value": 8, "measurement": rel, "resume": {"of": "b8", "setting": SETTING}}))
+    lines = []
+    for run, seed in zip((3, 6, 9), seeds, strict=True):
+        lines.append(_resumption_row(c, "b8-resume", run, f"outcome=resumed; resumed=b8/warm/{run}"))
+        set_row(c, RTX, "b8-resume", "warm", run, seed=str(seed))
+    doc = json.loads((c / meas(RTX, "b8")).read_text(encoding="utf-8"))
+    doc["run"]["variant_id"] = "b8-resume"
+    source = next(p for p in doc["phases"] if p["phase"] == "warm_forward" and p["repeat"] == 2)
+    phases = [doc["phases"][0], doc["phases"][1]]
+    phases += [dict(source, repeat=run, elapsed_seconds=14.0) for run in (3, 6, 9)]
+    start = _parse("2026-10-07T08:00:00.000000Z")
+    for p, offset in zip(phases, (0.0, 4.0, 10.0, 40.0, 70.0), strict=True):
+        p["started_at"] = (start + timedelta(seconds=offset)).strftime(STAMP)
+        p["ended_at"] = _shift(p["started_at"], timedelta(seconds=p["elapsed_seconds"]))
+    doc["phases"] = phases
+    (c / rel).write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return lines
+
+
+def m_resume_seeds(c: Path) -> list[Where]:
+    _seeded_resume(c)
+    return []
+
+
+def v_resume_seeds(decision: dict[str, Any], findings: list[Any]) -> None:
+    assert decision["decision"]["answer"] == RESUME, decision["decision"]
+    resumed = next(x for x in decision["configurations"] if x["id"] == RESUME)
+    warm = resumed["timing"]["warm"]["durations"]
+    # each seed's record counts its resumptions as completed runs, timed like the configuration's
+    for s in resumed["seeds"]:
+        assert (s["attempts"], s["completed"], s["accepted_runs"], s["accepted"]) == \
+               ((7, 6, 6, True) if s["seed"] == 1234 else (8, 6, 6, True)), s
+        assert set(s["timing"]["warm"]["durations"]) <= set(warm), (s, warm)
+    assert round(RESUMED_S + INTERRUPTED_S, 3) in resumed["seeds"][0]["timing"]["warm"]["durations"]
+
+
+def m_resume_other_seed(c: Path) -> list[Where]:
+    # b8's warm run 6 ran under seed 4321; its resumption runs seed 1234
+    return [Where(GRID, _seeded_resume(c, (1234, 1234, 4321))[1], "notes")]
+
+
+def m_resume_not_reproduced(c: Path) -> list[Where]:
+    # identical outputs registered: the resumption's predictions give ten texts another label than b8's warm runs
+    line = _resume(c)
+    _register(c, target="identical")
+
+    def swap(lines: list[str]) -> list[str]:
+        rows = [t.split(",") for t in lines[1:]]
+        labels = [r[1] for r in rows[:11]]
+        for i in range(10):
+            rows[i][1] = labels[i + 1]
+        return [lines[0]] + [",".join(r) for r in rows]
+
+    edit_lines(c, pred(RTX, "b8-resume", "warm", 3), swap)
+    set_row(c, RTX, "b8-resume", "warm", 3, quality_value="")
+    return [Where(GRID, line, "run_index")]
+
+
+def m_resume_long_fails(c: Path) -> list[Where]:
+    # the resumption labels 30 long texts wrongly: the whole corpus passes, the long subgroup does not
+    _resume(c)
+    rel = pred(RTX, "b8-resume", "warm", 3)
+    reference, labels = _labels(c, "reference.csv"), _labels(c, rel)
+    classes = sorted(set(reference.values()))
+    for i in [i for i in _ids(c, "subgroups/long.csv") if labels[i] == reference[i]][:30]:
+        labels[i] = classes[(classes.index(reference[i]) + 1) % len(classes)]
+    _write_labels(c, rel, labels)
+    whole = compute_metric("macro_f1", list(reference.values()), [labels[i] for i in reference])
+    set_row(c, RTX, "b8-resume", "warm", 3, quality_value=f"{whole:.6f}", corpus_accepted="false",
+            accepted_unique_corpora="1")
+    return []
+
+
+def v_resume_long_fails(decision: dict[str, Any], findings: list[Any]) -> None:
+    resumed = next(x for x in decision["configurations"] if x["id"] == RESUME)
+    long = next(g for g in resumed["subgroups"] if g["id"] == "long")
+    assert (long["completed_runs"], long["accepted_runs"]) == (6, 5), long
+    assert not resumed["admissible"] and any("subgroup long" in r for r in resumed["reasons"]), resumed["reasons"]
+
+
+def v_resume_note_reasons(decision: dict[str, Any], findings: list[Any]) -> None:
+    # the note's reasons are decision.json's: the resumed interruption is no failure that excludes
+    resumed = next(x for x in decision["configurations"] if x["id"] == RESUME)
+    assert not any(r.startswith(("failed attempts", "not memory-feasible")) for r in resumed["reasons"]), resumed
+    doc = DecisionDocument.from_json_dict(decision)
+    note = next(e for e in finance.exclusions(doc.configurations) if e.configuration == RESUME)
+    assert "failed" not in [r.code for r in note.reasons] and note.reasons[0].code == "not-accepted", note
+
+
+_PRECISION = f"{A} 'Qualität nach einem Wechsel der Präzision prüfen'"
+RULES += [
+    SeedRule("resume-not-itself", "a resumption never names itself: a failed resumption is a failure of the resume "
+             "variant", _RESUME, "resume-target-invalid", m_resume_itself, targets=(RESUME,),
+             verify=v_resume_itself),
+    SeedRule("resume-chain-acyclic", "a resumption names an earlier attempt: two failed resumptions do not excuse "
+             "each other", _RESUME, "resume-target-invalid", m_resume_cycle, targets=(RESUME,)),
+    SeedRule("resume-outcome", "a resumption that completed is written outcome=resumed, never as a run of its own",
+             _RESUME, "resume-target-invalid", m_resume_not_resumed, targets=(RESUME,)),
+    SeedRule("resume-same-value", "a resume variant is the variant it resumes, with its setting: the same value",
+             _RESUME, "resume-of-invalid", m_resume_other_value, targets=(RESUME,)),
+    SeedRule("resume-seeds", "under common seeds, each seed's record counts the resumptions of its runs",
+             _RESUME, None, m_resume_seeds, protect="decision", verify=v_resume_seeds),
+    SeedRule("resume-same-seed", "a resumption continues the attempt it resumes under its seed", _RESUME,
+             "resume-target-invalid", m_resume_other_seed, targets=(RESUME,)),
+    SeedRule("resume-reproduced", "a completed resumption is a warm run of its configuration for the reproduction "
+             "target", _PRECISION, "reproduction-not-identical", m_resume_not_reproduced, targets=(RESUME,)),
+    SeedRule("resume-subgroups", "a completed resumption is judged on every subgroup like any completed run",
+             _RESUME, None, m_resume_long_fails, protect="decision", verify=v_resume_long_fails),
+    SeedRule("resume-note-reasons", "the note excludes a resume variant for decision.json's reasons: the interruption "
+             "it resumed is no failure that excludes it", _RESUME, None, m_resume_long_fails, protect="decision",
+             verify=v_resume_note_reasons),
 ]

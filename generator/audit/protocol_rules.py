@@ -115,20 +115,35 @@ def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:
                 fix=f"write duration_days {rental.periods[0]}, or leave it out and keep periods"))
 
 
+_RESUME_RULE = ("a resume setting is a variant of its own, resuming the interrupted attempts of another variant of "
+                "its experiment, with that variant's value")
+
+
 def check_resumes(protocol: Protocol, file: str, out: list[Finding]) -> None:
-    """A resume variant resumes another variant of its experiment, one that is not itself a resume variant."""
+    """A resume variant resumes another variant of its experiment, one that is not itself a resume variant, and
+    declares its value: it is that variant with its resume setting."""
     for i, exp in enumerate(protocol.experiments):
-        plain = {v.id for v in exp.variants if v.resume is None}
+        plain = {v.id: v for v in exp.variants if v.resume is None}
         for j, v in enumerate(exp.variants):
-            if v.resume is None or v.resume.of in plain:
+            if v.resume is None:
+                continue
+            of = plain.get(v.resume.of)
+            if of is not None:
+                if v.value != of.value:
+                    out.append(make_finding(
+                        "resume-of-invalid", Severity.ERROR, file,
+                        f"variant {exp.id}/{v.id} resumes variant {of.id}, but declares {exp.variable} {v.value!r} "
+                        f"where {of.id} declares {of.value!r}: a resumption continues the same configuration",
+                        field=f"/experiments/{i}/variants/{j}/value", claimed=v.value, recomputed=of.value,
+                        rule=_RESUME_RULE,
+                        fix=f"declare {of.id}'s value ({of.value!r}) for {v.id}; another value is a variant of "
+                            "its own, run from the start"))
                 continue
             why = ("is itself a resume variant" if v.resume.of in {w.id for w in exp.variants}
                    else f"is no variant of experiment {exp.id!r}")
             out.append(make_finding(
                 "resume-of-invalid", Severity.ERROR, file,
                 f"variant {exp.id}/{v.id} resumes variant {v.resume.of!r}, which {why}",
-                field=f"/experiments/{i}/variants/{j}/resume/of", value=v.resume.of,
-                rule="a resume setting is a variant of its own, resuming the interrupted attempts of another "
-                     "variant of its experiment",
+                field=f"/experiments/{i}/variants/{j}/resume/of", value=v.resume.of, rule=_RESUME_RULE,
                 fix=f"name in resume.of the variant whose interrupted attempts {v.id} resumes (one of: "
                     f"{', '.join(sorted(plain)) or 'none'})"))

@@ -225,9 +225,12 @@ AUDIT: tuple[Code, ...] = (
          "whose run it resumes", "keep the interrupted attempt as it ended; register the resume setting as a variant "
          "of its own (variants[].resume) holding the resumptions"),
     Code("resume-of-invalid", E, C, "a resume variant resumes another variant of its experiment, not itself a resume "
-         "variant", "name in resume.of the variant whose interrupted attempts it resumes"),
-    Code("resume-target-invalid", E, C, "each attempt of a resume variant names the interrupted attempt it resumes, "
-         "once", "write resumed=<variant>/<phase>/<run_index> of the interrupted attempt in notes"),
+         "variant, and declares that variant's value", "name in resume.of the variant whose interrupted attempts it "
+         "resumes, and declare its value"),
+    Code("resume-target-invalid", E, C, "each attempt of a resume variant names, once, an interrupted attempt before "
+         "it (never itself, in a chain that goes back to the resumed variant), of its phase, seed and corpus, and is "
+         "outcome=resumed or keeps the failure that interrupted it", "write resumed=<variant>/<phase>/<run_index> "
+         "of the interrupted attempt in notes, with outcome=resumed once the corpus is completed"),
     Code("resume-time-unmeasured", W, C, "a resumed duration counts the interrupted attempt's time, from its "
          "measured start and end", "date every phase, the failed ones included"),
     Code("rule-not-registered", E, C, "the quality rule reported is the pre-registered one",

@@ -135,8 +135,8 @@ def exclusions(configs: Sequence[Configuration]) -> list[Exclusion]:
             reasons.append(Reason("corpora", count=len(missed), seeds=missed))
         if c.out_of_memory:
             reasons.append(Reason("out-of-memory", count=c.out_of_memory))
-        if c.failures > c.out_of_memory:  # any other failed attempt: issue 31 item 5
-            reasons.append(Reason("failed", count=c.failures - c.out_of_memory))
+        if _excluding_failures(c) > c.out_of_memory:  # any other failed attempt: issue 31 item 5
+            reasons.append(Reason("failed", count=_excluding_failures(c) - c.out_of_memory))
         if c.fits_window is False:
             reasons.append(Reason("window"))
         if c.fits_deadline is False:
@@ -149,9 +149,15 @@ def exclusions(configs: Sequence[Configuration]) -> list[Exclusion]:
     return out
 
 
+def _excluding_failures(c: Configuration) -> int:
+    """The failed attempts that exclude a configuration: all of them but, in a resume variant, the interrupted
+    attempts it resumed (each counted as a failure of its balance, not as one that excludes it)."""
+    return c.failures - (c.resume.resumed if c.resume is not None else 0)
+
+
 def _own_fault(c: Configuration) -> bool:
     """Whether a configuration is not admissible on its own runs and evidence (not only for its sibling seeds)."""
-    return not c.accepted or c.failures > 0 or not c.fits_window or not c.fits_deadline \
+    return not c.accepted or _excluding_failures(c) > 0 or not c.fits_window or not c.fits_deadline \
         or bool(c.evidence is not None and c.evidence.errors)
 
 

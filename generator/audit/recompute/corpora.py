@@ -10,6 +10,7 @@ from generator.audit.inputs.protocol import ExperimentSpec, Protocol
 from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute.acceptance import Acceptance
 from generator.audit.recompute.package import Row
+from generator.audit.recompute.resumes import ResumePlan
 from generator.audit.recompute.runcells import CorpusRuns
 from generator.audit.recompute.seeds import balance
 
@@ -51,8 +52,8 @@ def count_findings(protocol: Protocol, exp: ExperimentSpec, rows: Sequence[tuple
     return out
 
 
-def corpus_runs(protocol: Protocol, exp: ExperimentSpec, rows: Sequence[Row],
-                acceptances: Mapping[int, Acceptance]) -> tuple[CorpusRuns, ...] | None:
+def corpus_runs(protocol: Protocol, exp: ExperimentSpec, rows: Sequence[Row], acceptances: Mapping[int, Acceptance],
+                plan: ResumePlan | None = None) -> tuple[CorpusRuns, ...] | None:
     """Each corpus's runs of one configuration, counted, accepted and timed apart (None for one corpus)."""
     if not exp.further_corpora:
         return None
@@ -63,7 +64,7 @@ def corpus_runs(protocol: Protocol, exp: ExperimentSpec, rows: Sequence[Row],
                *((c.revision, c.name, c.size) for c in protocol.corpora or ())]
     out = []
     for revision, name, size in corpora:
-        attempts, completed, failures, accepted, timed = balance(by_corpus.get(revision, []), acceptances)
+        attempts, completed, failures, accepted, timed = balance(by_corpus.get(revision, []), acceptances, plan)
         out.append(CorpusRuns(revision, name, size, attempts, completed, failures, accepted,
                               completed > 0 and accepted == completed, timed))
     return tuple(out)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
-from dataclasses import field as dataclass_field
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -30,23 +29,21 @@ from generator.audit.recompute import (
 )
 from generator.audit.recompute.acceptance import Acceptance, claim_findings, completed_findings, failed_run_findings
 from generator.audit.recompute.model import (
-    ClaimedCells,
     Comparison,
     Configuration,
     CostPerResult,
     EnvironmentCells,
     Experiment,
     Measurement,
-    MemoryCells,
     Package,
     Recomputation,
     ResumeBalance,
-    Run,
     Timing,
     Window,
 )
 from generator.audit.recompute.package import Row, price_package
-from generator.audit.recompute.subgroups import SubgroupRun, SubgroupSummary
+from generator.audit.recompute.subgroups import SubgroupSummary
+from generator.audit.recompute.tally import Tally, tally
 from generator.audit.tariffrules import ManifestProof
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -187,62 +184,7 @@ def _environment(first: GridRow) -> EnvironmentCells:
                             first.torch_version, first.runtime_version, first.precision, first.batch, first.context)
 
 
-@dataclass
-class _Tally:
-    """One configuration's rows counted: its runs, durations and failures per phase, and what was accepted."""
-
-    runs: list[Run] = dataclass_field(default_factory=list)
-    durations: dict[str, list[float]] = dataclass_field(default_factory=lambda: {"cold": [], "warm": []})
-    failures: dict[str, int] = dataclass_field(default_factory=lambda: {"cold": 0, "warm": 0})
-    accepted_corpora: set[str] = dataclass_field(default_factory=set)
-    accepted_runs: int = 0
-    completed: int = 0
-    oom: int = 0
-    failed: list[str] = dataclass_field(default_factory=list)  # the outcome of each failed attempt
-    # Per attempt: completed, failed, and its subgroups' verdicts (for the configuration's subgroup table).
-    subgroups: list[tuple[bool, bool, list[SubgroupRun]]] = dataclass_field(default_factory=list)
-
-
-def _tally(ctx: _Context, rows: list[Row], exp: ExperimentSpec, plan: resumes.ResumePlan | None) -> _Tally:
-    """Walk the configuration's rows in phase and run order: failures kept as failures, never timed as 0 (each
-    run with its seed when the experiment lists common seeds, and its corpus when the work is several). In a
-    resume variant, an interrupted attempt it resumed is a failure that does not exclude it, and a resumption
-    that completed is timed with the interrupted time added."""
-    t = _Tally()
-    for index, row, line in sorted(rows, key=lambda r: r[1].key()[2:]):
-        _, variant, phase, run_index = row.key()
-        outcome = row_outcome(row.notes)
-        acc = ctx.acceptances.get(index)
-        through = outcome.completed_run or (plan is not None and index in plan.added)
-        if outcome.failed:
-            t.failures[phase] += 1
-            if plan is None or (variant, phase, run_index) not in plan.interrupted:
-                t.oom += outcome.status == "oom"
-                t.failed.append(outcome.status)
-        elif through:  # an excluded, unknown or stray resumed outcome is neither timed nor a failure
-            t.completed += 1
-            if row.elapsed_seconds is not None:
-                t.durations[phase].append(round(float(row.elapsed_seconds) + ((plan.added.get(index) or 0.0)
-                                                                              if plan is not None else 0.0), 6))
-        if acc is not None and acc.corpus_accepted and through:
-            t.accepted_runs += 1
-            t.accepted_corpora.add(str(row.corpus_revision))
-        if acc is not None:
-            t.subgroups.append((outcome.completed_run, outcome.failed, acc.subgroups))
-        t.runs.append(Run(line=line, phase=phase, run_index=run_index, outcome=outcome.status,
-                          completed_items=outcome.completed, elapsed_seconds=row.elapsed_seconds,
-                          claimed=ClaimedCells(row.expected_ids, row.observed_ids, row.ids_match, row.format_valid,
-                                               row.quality_metric, row.quality_threshold, row.quality_tolerance,
-                                               row.quality_value, row.corpus_accepted),
-                          recomputed=acc.record() if acc else None,
-                          memory=MemoryCells(row.baseline_allocated_bytes, row.baseline_reserved_bytes,
-                                             row.peak_allocated_bytes, row.peak_reserved_bytes),
-                          notes=row.notes or "", seed=row.seed if exp.seeds else None, resumed=outcome.resumed,
-                          corpus=row.corpus_revision if exp.further_corpora else None))
-    return t
-
-
-def _reasons(t: _Tally, package: Package, window: Window, groups: tuple[SubgroupSummary, ...],
+def _reasons(t: Tally, package: Package, window: Window, groups: tuple[SubgroupSummary, ...],
              series: tuple[str | None, ...]) -> tuple[str, ...]:
     """Why the configuration is not admissible on its own evidence (the gate adds its error findings)."""
     reasons = []
@@ -281,13 +223,13 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
                    window: Window, plan: resumes.ResumePlan | None = None) -> Configuration:
     """One configuration: its rows tallied, its claimed corpus count checked, its verdicts and cost (a resume
     variant's rows are its resumptions and the attempts of the variant it resumes)."""
-    t = _tally(ctx, rows, exp, plan)
+    t = tally(rows, exp, plan, ctx.acceptances)
     groups = subgroups.summarise(ctx.protocol.quality, t.subgroups)
     distinct = len(t.accepted_corpora)
     ctx.findings.extend(corpora.claimed_count_findings([r for r in rows if r[1].variant_id == variant.id], distinct,
                                                        ctx.grid_file))
-    per_seed, per_corpus = seeds.seed_runs(exp, rows, ctx.acceptances), corpora.corpus_runs(ctx.protocol, exp, rows,
-                                                                                            ctx.acceptances)
+    per_seed = seeds.seed_runs(exp, rows, ctx.acceptances, plan)
+    per_corpus = corpora.corpus_runs(ctx.protocol, exp, rows, ctx.acceptances, plan)
     series = (seeds.seed_reason(per_seed), corpora.corpus_reason(per_corpus))
     accepted = t.completed > 0 and t.accepted_runs == t.completed and series == (None, None)
     total = package.total_usd_minor

@@ -18,8 +18,10 @@ def _under(run: Run) -> str:
 
 
 def _judged(config: Configuration) -> list[Run]:
-    """The warm runs that went through and were recomputed from a prediction file read."""
-    return [r for r in config.runs if r.phase == "warm" and r.outcome == "ok" and r.recomputed is not None
+    """The warm runs that went through (in a resume variant, its resumptions that completed the corpus too) and
+    were recomputed from a prediction file read."""
+    through = ("ok", "resumed") if config.resume is not None else ("ok",)
+    return [r for r in config.runs if r.phase == "warm" and r.outcome in through and r.recomputed is not None
             and r.recomputed.file_present and r.recomputed.prediction_file is not None]
 
 

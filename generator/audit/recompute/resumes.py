@@ -8,7 +8,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc
 from generator.audit.inputs.protocol import ExperimentSpec, Resume
 from generator.audit.inputs.rows import GridRow
-from generator.audit.readers.grid import row_outcome
+from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.recompute import memory
 from generator.audit.recompute.runphases import parse_utc, seconds
 
@@ -37,6 +37,17 @@ class ResumePlan:
         return None if any(t is None for t in times) else round(sum(t for t in times if t is not None), 6)
 
 
+def through(plan: ResumePlan | None, index: int, outcome: Outcome) -> bool:
+    """A completed run of a configuration: one that went through (no outcome=, or ok), or in a resume variant a
+    resumption that completed an interrupted attempt it may resume (a stray resumed outcome is neither)."""
+    return outcome.completed_run or (plan is not None and index in plan.added)
+
+
+def duration(plan: ResumePlan | None, index: int, elapsed: float) -> float:
+    """A completed run's duration: a resumption's with the measured time of the attempts it continues added."""
+    return round(float(elapsed) + ((plan.added.get(index) or 0.0) if plan is not None else 0.0), 6)
+
+
 def parse_target(text: str | None) -> Key | None:
     """`b8/warm/3` as (variant, phase, run index); None when it is no such name."""
     parts = (text or "").split("/")
@@ -49,25 +60,46 @@ def _key(row: GridRow) -> Key:
     return str(row.variant_id), str(row.phase), int(row.run_index or 0)
 
 
-def _problem(row: GridRow, target: Key | None, resume: Resume, by_key: dict[Key, Row],
-             claimed: dict[Key, int]) -> str | None:
-    """Why a row of a resume variant does not resume an interrupted attempt it may resume; None when it does."""
-    said = row_outcome(row.notes).resumed
+def _problem(row: GridRow, target: Key | None, resume: Resume, by_key: dict[Key, Row]) -> str | None:
+    """Why a row of a resume variant, on its own, does not resume an interrupted attempt it may resume; None when it
+    may (whether it resumes one resumed already, or a resumption that loops, is `plans`' to say)."""
+    outcome = row_outcome(row.notes)
+    said = outcome.resumed
     if target is None:
         return ("names no resumed=<variant>/<phase>/<run_index>: every attempt of a resume variant resumes one"
                 if said is None else f"names resumed={said!r}, which is no <variant>/<phase>/<run_index>")
     name = "/".join(map(str, target))
+    if not (outcome.failed or outcome.status == "resumed"):
+        return (f"names resumed={name} but is written outcome={outcome.status}: a resumption is outcome=resumed "
+                "once it completed the corpus, or keeps the failure that interrupted it in turn")
+    if target == _key(row):
+        return f"resumes {name}, itself: its own failure is a failure of {row.variant_id}, never resumed by itself"
     if target[0] not in (resume.of, row.variant_id):
         return f"resumes {name}, an attempt of neither {resume.of} nor {row.variant_id}"
     if target not in by_key:
         return f"resumes {name}, which has no row in the grid"
-    if not row_outcome(by_key[target][1].notes).failed:
+    resumed = by_key[target][1]
+    if not row_outcome(resumed.notes).failed:
         return f"resumes {name}, which was not interrupted (its notes give no outcome=failed, oom or aborted)"
     if target[1] != row.phase:
         return f"resumes {name}, a {target[1]} attempt, as a {row.phase} one"
-    if target in claimed:
-        return f"resumes {name}, which the attempt on line {claimed[target]} resumes already"
+    for column, mine, theirs in (("seed", row.seed, resumed.seed),
+                                 ("corpus", row.corpus_revision, resumed.corpus_revision)):
+        if mine != theirs:
+            return f"runs {column} {mine}, where {name}, the attempt it resumes, ran {column} {theirs}"
     return None
+
+
+def _loops(first: Key, own: Key, links: dict[Key, Key], of: str) -> bool:
+    """Whether a resumption's chain (what it resumes, what that resumed...) fails to go back to an attempt of `of`:
+    it names itself again, or an attempt that resumes nothing it may resume."""
+    key, seen = first, {own}
+    while key[0] != of:
+        if key in seen or key not in links:
+            return True
+        seen.add(key)
+        key = links[key]
+    return False
 
 
 def _interrupted_s(exp: ExperimentSpec, key: Key, measurements: dict[str, MeasurementDoc]) -> float | None:
@@ -112,9 +144,8 @@ def plans(exp: ExperimentSpec, rows: list[Row], measurements: dict[str, Measurem
     resumes = {v.id: v.resume for v in exp.variants if v.resume is not None}
     found: dict[str, ResumePlan] = {v: ResumePlan(v, r) for v, r in resumes.items()}
     out: list[Finding] = []
-    claimed: dict[Key, int] = {}
+    checked: list[tuple[int, GridRow, int, Key | None, str | None]] = []
     links: dict[Key, Key] = {}  # a resumption that was interrupted in turn -> what it resumed
-    completed: list[tuple[int, int, Key, str]] = []
     for index, row, line in sorted(rows, key=lambda r: r[2]):
         outcome = row_outcome(row.notes)
         resume = resumes.get(str(row.variant_id))
@@ -123,19 +154,34 @@ def plans(exp: ExperimentSpec, rows: list[Row], measurements: dict[str, Measurem
                 out.append(_undeclared(row, line, grid_file))
             continue
         target = parse_target(outcome.resumed)
-        problem = _problem(row, target, resume, by_key, claimed)
+        problem = _problem(row, target, resume, by_key)
+        checked.append((index, row, line, target, problem))
+        if problem is None and target is not None and outcome.failed:
+            links[_key(row)] = target
+    claimed: dict[Key, int] = {}
+    completed: list[tuple[int, int, Key, str]] = []
+    for index, row, line, target, problem in checked:
+        resume = resumes[str(row.variant_id)]
+        if problem is None and target is not None:
+            name = "/".join(map(str, target))
+            if _loops(target, _key(row), links, resume.of):
+                problem = (f"resumes {name}, a resumption whose chain does not go back to an interrupted attempt of "
+                           f"{resume.of}: a resumption names an attempt before it, never itself or one that "
+                           "resumes it")
+            elif target in claimed:
+                problem = f"resumes {name}, which the attempt on line {claimed[target]} resumes already"
         if problem is not None or target is None:
             out.append(make_finding("resume-target-invalid", E, grid_file,
                                     f"attempt {row.phase} {row.run_index} of resume variant {row.variant_id} "
-                                    f"{problem}", line=line, field="notes", claimed=outcome.resumed, rule=RULE,
+                                    f"{problem}", line=line, field="notes", claimed=row_outcome(row.notes).resumed,
+                                    rule=RULE,
                                     fix=f"name the interrupted attempt of {resume.of} this attempt resumes, as "
-                                        f"resumed={resume.of}/<phase>/<run_index>, once"))
+                                        f"resumed={resume.of}/<phase>/<run_index>, once, under its seed and corpus, "
+                                        "with outcome=resumed once the corpus is completed"))
             continue
         claimed[target] = line
         found[str(row.variant_id)].interrupted.add(target)
-        if outcome.failed:
-            links[_key(row)] = target
-        elif outcome.status == "resumed":
+        if row_outcome(row.notes).status == "resumed":
             completed.append((index, line, target, str(row.variant_id)))
     for index, line, target, variant in completed:
         plan = found[variant]

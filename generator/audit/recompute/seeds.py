@@ -10,7 +10,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import ExperimentSpec, Protocol
 from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.grid import row_outcome
-from generator.audit.recompute import timing
+from generator.audit.recompute import resumes, timing
 from generator.audit.recompute.acceptance import Acceptance
 from generator.audit.recompute.model import Configuration, SeedRuns, Timing
 from generator.audit.recompute.package import Row
@@ -58,6 +58,8 @@ def count_findings(exp: ExperimentSpec, rows: Sequence[tuple[GridRow, int]], gri
     counted = Counter((r.variant_id, r.phase, r.seed) for r, _ in rows)
     out = []
     for variant in exp.variants:
+        if variant.resume is not None:
+            continue  # a resume variant's rows are resumptions, not a series of its own
         corpora = 1 + len(exp.further_corpora)  # each seed's runs are made on every corpus of the work
         for phase, per_seed in (("warm", exp.runs_per_variant * corpora),
                                 ("cold", exp.cold_runs_per_variant * corpora)):
@@ -75,25 +77,29 @@ def count_findings(exp: ExperimentSpec, rows: Sequence[tuple[GridRow, int]], gri
     return out
 
 
-def seed_runs(exp: ExperimentSpec, rows: Sequence[Row],
-              acceptances: Mapping[int, Acceptance]) -> tuple[SeedRuns, ...] | None:
-    """Each common seed's runs of one configuration, counted, accepted and timed apart (None without seeds)."""
+def seed_runs(exp: ExperimentSpec, rows: Sequence[Row], acceptances: Mapping[int, Acceptance],
+              plan: resumes.ResumePlan | None = None) -> tuple[SeedRuns, ...] | None:
+    """Each common seed's runs of one configuration, counted, accepted and timed apart (None without seeds); a
+    resume variant's completed resumptions (`plan`) count as the configuration's completed runs do."""
     if not exp.seeds:
         return None
     by_seed: dict[int | None, list[Row]] = defaultdict(list)
     for item in sorted(rows, key=lambda r: r[1].key()[2:]):
         by_seed[item[1].seed].append(item)
-    return tuple(_one_seed(seed, by_seed.get(seed, []), acceptances) for seed in exp.seeds)
+    return tuple(_one_seed(seed, by_seed.get(seed, []), acceptances, plan) for seed in exp.seeds)
 
 
-def _one_seed(seed: int, rows: list[Row], acceptances: Mapping[int, Acceptance]) -> SeedRuns:
-    attempts, completed, failures, accepted, timed = balance(rows, acceptances)
+def _one_seed(seed: int, rows: list[Row], acceptances: Mapping[int, Acceptance],
+              plan: resumes.ResumePlan | None) -> SeedRuns:
+    attempts, completed, failures, accepted, timed = balance(rows, acceptances, plan)
     return SeedRuns(seed=seed, attempts=attempts, completed=completed, failures=failures, accepted_runs=accepted,
                     accepted=completed > 0 and accepted == completed, timing=timed)
 
 
-def balance(rows: Sequence[Row], acceptances: Mapping[int, Acceptance]) -> tuple[int, int, int, int, Timing]:
-    """A series of runs (one seed's, one corpus's): attempts, completed, failed and accepted runs, and timing."""
+def balance(rows: Sequence[Row], acceptances: Mapping[int, Acceptance],
+            plan: resumes.ResumePlan | None = None) -> tuple[int, int, int, int, Timing]:
+    """A series of runs (one seed's, one corpus's): attempts, completed, failed and accepted runs, and timing;
+    completed runs as the configuration counts them (resumptions included, timed with the interrupted time)."""
     durations: dict[str, list[float]] = {"cold": [], "warm": []}
     failures = {"cold": 0, "warm": 0}
     completed = accepted = 0
@@ -101,10 +107,10 @@ def balance(rows: Sequence[Row], acceptances: Mapping[int, Acceptance]) -> tuple
         outcome, phase = row_outcome(row.notes), str(row.phase)
         if outcome.failed:
             failures[phase] += 1
-        elif outcome.completed_run:
+        elif resumes.through(plan, index, outcome):
             completed += 1
             if row.elapsed_seconds is not None:
-                durations[phase].append(float(row.elapsed_seconds))
+                durations[phase].append(resumes.duration(plan, index, row.elapsed_seconds))
             acc = acceptances.get(index)
             accepted += acc is not None and acc.corpus_accepted
     return (len(rows), completed, failures["cold"] + failures["warm"], accepted,

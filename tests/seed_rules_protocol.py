@@ -306,7 +306,9 @@ def _seed_declared(c: Path) -> None:
             r[h.index("seed")], r[h.index("batch")] = r[h.index("batch")], "8"
     write_grid(c, rows)
     for variant in ("b1", "b4", "b8"):
-        edit_json(c, meas(B200, variant), lambda d, v=variant: d["configuration"].update(batch=8, seed=int(v[1:])))
+        def measured_with(doc: Any, seed: int = int(variant[1:])) -> None:
+            doc["configuration"].update(batch=8, seed=seed)
+        edit_json(c, meas(B200, variant), measured_with)
 
 
 def m_seed_variable(c: Path) -> list[Where]:

@@ -1,5 +1,5 @@
 """No Python `None`, `True` or `False` in any `invoice` command's output (issue #35): every invoice the tests make is
-checked, as text and as --json; a value the invoice does not give reads "not given"."""
+checked, as text and as --json, and attached; a value the invoice does not give reads "not given"."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from invoices import Invoice, Line, cii_xml, en16931_invoice, en16931_lines, example_lines, named_lines
+from invoices import Invoice, Line, cii_xml, en16931_invoice, en16931_lines, example_lines, facturx_pdf, named_lines
 from test_invoice_check import HOSTILE, MISMATCHES, _lines
 from test_invoice_providers import UBL, ZUGFERD_1
 
@@ -83,6 +83,18 @@ def test_an_unreadable_invoice_is_one_line_with_no_none(case: str, run_cli, exam
     r = run_cli("invoice", "check", str(path), str(example_bundle), "--trust", str(example_keys[1]))
     assert r.code == 2 and r.err.count("\n") == 1, r.err
     _clean(r.out, r.err)
+
+
+@pytest.mark.parametrize("case", ["not-identified", "eur", "example"])
+def test_invoice_attach_never_prints_none(case: str, run_cli, example_bundle: Path, example_keys: tuple[Path, Path],
+                                          tmp_path: Path) -> None:
+    path = tmp_path / "invoice.pdf"
+    path.write_bytes(facturx_pdf(INVOICES[case]))
+    for n, extra in enumerate(((), ("--attach-anyway",))):
+        r = run_cli("invoice", "attach", str(path), str(example_bundle), "-o", str(tmp_path / f"out-{n}.pdf"),
+                    "--trust", str(example_keys[1]), *extra)
+        assert r.code in (0, 1), r.out + r.err
+        _clean(r.out, r.err)
 
 
 def test_a_value_the_invoice_does_not_give_reads_not_given() -> None:

@@ -23,9 +23,21 @@ def _cmd_attach(args: argparse.Namespace) -> int:
     from generator.invoice.attach import attach_bundle
 
     trust = trust_of(args)
-    written = attach_bundle(Path(args.invoice), Path(args.bundle), Path(args.out), trust=trust,
-                            allow_unsigned=args.allow_unsigned, limits=limits_of(args))
-    print(escape_terminal(str(written)))
+    done = attach_bundle(Path(args.invoice), Path(args.bundle), Path(args.out), trust=trust,
+                         allow_unsigned=args.allow_unsigned, limits=limits_of(args), attach_anyway=args.attach_anyway)
+    for row in _findings(done.check.findings):
+        print(escape_terminal(row))
+    inv = done.check.invoice
+    number = inv.number if inv is not None else ""
+    if done.written is None:
+        print(f"FAILED: {len(done.check.findings)} finding(s): invoice {escape_terminal(number)} contradicts the "
+              "bundle (see `gpu-audit invoice check`), so the bundle was not attached and nothing was written; "
+              "--attach-anyway attaches it with the findings in the attachment's description")
+        return 1
+    if done.check.findings:
+        print(f"attached anyway (--attach-anyway): {len(done.check.findings)} finding(s) written into the bundle "
+              "attachment's description")
+    print(escape_terminal(str(done.written)))
     return 0
 
 
@@ -51,13 +63,19 @@ def _add_attach(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "/AF): the bundle as a zip (a folder is zipped deterministically; a .zip is embedded as it is), named "
         "BUNDLE-ID.zip, and its signed decision-note.pdf. The invoice's XML, its relationship and its XMP "
         "metadata are left as they are; INVOICE.pdf itself is never changed, and an existing OUT.pdf is refused. "
-        "A signed invoice is refused: it is never modified, so send the bundle beside it. Exit 0 written, 1 the "
-        "bundle does not verify (or no trust anchor is given), 2 anything else refused; nothing is written unless "
-        "exit 0.",
+        "A signed invoice is refused: it is never modified, so send the bundle beside it. The invoice is first "
+        "reconciled with the bundle as `gpu-audit invoice check` does: an invoice that contradicts the bundle is "
+        "refused with its findings, unless --attach-anyway, which attaches the bundle with every finding written "
+        "into the bundle attachment's description. Exit 0 written, 1 the bundle does not verify (or no trust "
+        "anchor is given) or the invoice contradicts it, 2 anything else refused (an invoice that cannot be read "
+        "too, even with --attach-anyway); nothing is written unless exit 0.",
     )
     p.add_argument("invoice", metavar="INVOICE.pdf", help="the Factur-X or ZUGFeRD invoice PDF (not signed)")
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip made by `gpu-audit build`")
     p.add_argument("-o", "--out", required=True, metavar="OUT.pdf", help="the new invoice copy (must not exist)")
+    p.add_argument("--attach-anyway", action="store_true",
+                   help="attach the bundle even when the invoice contradicts it, with the findings written into the "
+                        "attachment's description")
     add_trust_options(p)
     add_limits(p, BUNDLE_LIMITS)
     p.set_defaults(handler=_cmd_attach)

@@ -23,6 +23,7 @@ from drafthorse.models.product import ProductCharacteristic
 from drafthorse.models.tradelines import LineItem
 
 PROFILE = "urn:cen.eu:en16931:2017"
+EXTENDED = "urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended"
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Line:
     notes: tuple[str, ...] = ()
     allowance: tuple[Decimal, str] | None = None  # a line allowance (BG-27) and its reason
     tax: tuple[str, Decimal] | None = None  # (category, rate); None: S at the invoice's rate
+    status: str | None = None  # LineStatusReasonCode of the EXTENDED profile: GROUP, DETAIL or INFORMATION
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Invoice:
     notes: tuple[str, ...] = ()  # the document's notes (BT-22)
     # document-level allowances (negative) and charges (positive): (amount, reason, tax category, rate)
     allowances: list[tuple[Decimal, str, str, Decimal]] = field(default_factory=list)
+    extended: bool = False  # the Factur-X EXTENDED profile, whose DETAIL lines are not summed
 
 
 def example_lines() -> list[Line]:
@@ -137,6 +140,8 @@ def _vat(basis: Decimal, rate: Decimal) -> Decimal:
 def _item(invoice: Invoice, number: int, line: Line) -> LineItem:
     item = LineItem()
     item.document.line_id = str(number)
+    if line.status is not None:
+        item.document.line_status_reason_code = line.status
     for text in line.notes:
         note = IncludedNote()
         note.content = text
@@ -187,7 +192,7 @@ def _document_allowance(amount: Decimal, reason: str, category: str, rate: Decim
 def cii_xml(invoice: Invoice) -> bytes:
     """The invoice as Factur-X EN 16931 CII XML, checked against the factur-x library's XSD."""
     doc = Document()
-    doc.context.guideline_parameter.id = PROFILE
+    doc.context.guideline_parameter.id = EXTENDED if invoice.extended else PROFILE
     doc.header.id = invoice.number
     doc.header.type_code = invoice.type_code
     doc.header.issue_date_time = invoice.issued
@@ -205,6 +210,8 @@ def cii_xml(invoice: Invoice) -> bytes:
     bases: dict[tuple[str, Decimal], Decimal] = {}
     for number, line in enumerate(invoice.lines, start=1):
         doc.trade.items.add(_item(invoice, number, line))
+        if line.status in ("DETAIL", "INFORMATION"):  # EXTENDED: its amount is its group's, or none
+            continue
         net += _total(line)
         key = _category(invoice, line)
         bases[key] = bases.get(key, Decimal("0.00")) + _total(line)
@@ -233,8 +240,9 @@ def cii_xml(invoice: Invoice) -> bytes:
         totals.prepaid_total = invoice.prepaid
     due = basis + vat - (invoice.prepaid or 0) + (invoice.rounding or 0)  # EN 16931 BR-CO-16
     totals.due_amount = invoice.extra_totals.get("due_amount", due)
-    xml: bytes = doc.serialize(schema="FACTUR-X_EN16931")
-    facturx.xml_check_xsd(xml, flavor="factur-x", level="en16931")
+    level = "extended" if invoice.extended else "en16931"
+    xml: bytes = doc.serialize(schema=f"FACTUR-X_{level.upper()}")
+    facturx.xml_check_xsd(xml, flavor="factur-x", level=level)
     return xml
 
 
@@ -259,7 +267,8 @@ def _rendered(number: str, rows: str) -> bytes:
 def facturx_pdf(invoice: Invoice) -> bytes:
     """The Factur-X PDF: the visible invoice with its CII XML attached by the factur-x library."""
     pdf: bytes = facturx.generate_from_binary(visible_pdf(invoice), cii_xml(invoice), flavor="factur-x",
-                                              level="en16931", check_xsd=True)
+                                              level="extended" if invoice.extended else "en16931",
+                                              check_xsd=True)
     return pdf
 
 

@@ -4,6 +4,7 @@ checked, as text and as --json, and attached; a value the invoice does not give 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -36,6 +37,9 @@ INVOICES: dict[str, Invoice] = {
     "en16931": en16931_invoice(),
     "line-allowance": en16931_invoice(_allowance()),
     "document-allowance": en16931_invoice(allowances=[(D("-50.00"), "Rabatt", "S", D("19.00"))]),
+    "extended-sub-lines": Invoice([*named_lines()[:1], replace(named_lines()[1], status="GROUP"),
+                                   Line("b200", 7, D("1"), D("1035.50"), name="GPU 1", status="DETAIL")],
+                                  extended=True),
     "credit-note": Invoice(example_lines(), type_code="381"),
     "gross": Invoice(example_lines(), extra_totals={"grand_total": D("9999.00"), "due_amount": D("9999.00")}),
     "due": Invoice(example_lines(), extra_totals={"due_amount": D("9999.00")}),

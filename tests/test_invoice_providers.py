@@ -218,6 +218,20 @@ def test_document_allowances_and_charges_are_shown_in_the_total_finding(tmp_path
             in found[0].message), found[0].message
 
 
+def test_the_sub_lines_of_an_extended_invoice_are_shown_and_not_counted(tmp_path: Path,
+                                                                        signed: tuple[Path, Path]) -> None:
+    """Factur-X EXTENDED: a GROUP line bills the b200 package, its two DETAIL lines (one per GPU of the lot) are
+    part of it and in no total (the totals leave them out, as the profile says)."""
+    details = [Line("b200", 7, D("1"), D("1035.50"), name=f"B200 GPU {n} of the lot, 7 days", seller_id=None,
+                    attribute=False, status="DETAIL") for n in (1, 2)]
+    lines = named_lines()
+    lines[1].status = "GROUP"
+    r = _check(tmp_path, signed, Invoice(lines + details, extended=True))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert 'billed line 3: "B200 GPU 1 of the lot, 7 days"' in r.stdout
+    assert "-> a DETAIL line, which bills nothing of its own (not compared)" in r.stdout, r.stdout
+
+
 # ------------------------------------------------------------------------------------------ currency, sums
 
 def test_an_invoice_in_another_currency_is_one_finding_and_no_amount_is_compared(tmp_path: Path,

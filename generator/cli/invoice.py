@@ -118,7 +118,9 @@ def _billed_line(b: BilledLine, currency: str, compared: bool) -> str:
     extra = "".join(f", {what} {value}" for what, value in (("allowances", line.allowances),
                                                              ("charges", line.charges)) if value)
     unit = f"{given(line.unit)}" + (f" ({UNIT_NAMES[line.unit]})" if line.unit in UNIT_NAMES else "")
-    if not compared:
+    if not line.counted:
+        matched = f"a {line.status} line, which bills nothing of its own (not compared)"
+    elif not compared:
         matched = "not compared (the invoice's currency is not the decision's)"
     elif b.package is not None:
         matched = f"{b.package.what}, identified by its {' and '.join(identity.ways)}"

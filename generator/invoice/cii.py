@@ -103,7 +103,9 @@ def _line(position: int, item: Any) -> dict[str, Any]:
             days = int(value) if value.isdigit() and len(value) < 6 else None
     quantity = item.find("ram:SpecifiedLineTradeDelivery/ram:BilledQuantity", NS)
     global_id = item.find(f"{PRODUCT}/ram:GlobalID", NS)
-    return {"position": position, "line_id": _text(item, "ram:AssociatedDocumentLineDocument/ram:LineID") or "",
+    document = "ram:AssociatedDocumentLineDocument"
+    return {"position": position, "line_id": _text(item, f"{document}/ram:LineID") or "",
+            "status": _text(item, f"{document}/ram:LineStatusReasonCode"),
             "seller_id": _text(item, f"{PRODUCT}/ram:SellerAssignedID"),
             "buyer_id": _text(item, f"{PRODUCT}/ram:BuyerAssignedID"),
             "global_id": _text(item, f"{PRODUCT}/ram:GlobalID"),

@@ -168,7 +168,7 @@ def net_findings(invoice: Invoice) -> list[InvoiceFinding]:
     tax is that sum less the document's allowances plus its charges (BR-CO-13). A line billed twice under a net
     total that equals the committed one is caught here."""
     out: list[InvoiceFinding] = []
-    totals = [line.total for line in invoice.lines]
+    totals = [line.total for line in invoice.lines if line.counted]  # EXTENDED: sub-lines are in their group's
     lines = sum((t for t in totals if t is not None), Decimal("0.00"))
     if invoice.line_total is not None and None not in totals and invoice.line_total != lines:
         out.append(_finding("net-inconsistent", "LineTotalAmount", invoice.line_total, lines,

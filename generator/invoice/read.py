@@ -59,6 +59,13 @@ class InvoiceLine:
     allowances: Decimal | None = None
     charges: Decimal | None = None
     allowance_reasons: tuple[str, ...] = ()
+    status: str | None = None  # LineStatusReasonCode (Factur-X EXTENDED): DETAIL and INFORMATION are not summed
+
+    @property
+    def counted(self) -> bool:
+        """Whether the line bills an amount of its own: not a sub-line (DETAIL) of a group line, nor a line for
+        information (INFORMATION), which the EXTENDED profile leaves out of the totals."""
+        return (self.status or "").upper() not in ("DETAIL", "INFORMATION")
 
 
 @dataclass(frozen=True)
@@ -326,7 +333,8 @@ def read_invoice(path: Path) -> Invoice:
                               unit_price=_decimal(x["unit_price"]), total=_decimal(x["total"]),
                               buyer_id=x["buyer_id"], global_id=x["global_id"], global_scheme=x["global_scheme"],
                               description=x["description"], allowances=_decimal(x["allowances"]),
-                              charges=_decimal(x["charges"]), allowance_reasons=tuple(x["allowance_reasons"]))
+                              charges=_decimal(x["charges"]), allowance_reasons=tuple(x["allowance_reasons"]),
+                              status=x["status"])
                   for x in answer["lines"])
     source = f"{path.name} ({answer['xml_name']})" if answer["xml_name"] else path.name
     return Invoice(source=source, number=answer["number"], type_code=answer["type_code"], currency=answer["currency"],

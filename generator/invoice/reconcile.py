@@ -110,6 +110,9 @@ def match_lines(invoice: Invoice, committed: list[Committed]) -> list[BilledLine
     out = []
     for line in invoice.lines:
         identity = identify(line, names)
+        if not line.counted:  # a sub-line or an information line bills nothing of its own
+            out.append(BilledLine(line, identity, None))
+            continue
         key = (identity.gpu or "", identity.days or 0)
         package = packages.get(key) if identity.complete and key not in billed else None
         if package is not None:
@@ -145,7 +148,7 @@ def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFindi
                                f"provider for the invoice in {CURRENCY})")]
     findings: list[InvoiceFinding] = _document_findings(invoice)
     matched = match_lines(invoice, committed)
-    for b in matched:
+    for b in (b for b in matched if b.line.counted):
         if b.identity.conflict:
             findings.append(InvoiceFinding(
                 "line-identification-conflict", b.line.position, "SpecifiedTradeProduct", b.identity.conflict,

@@ -12,29 +12,42 @@ import io
 import sys
 from dataclasses import dataclass, field
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import facturx
-from drafthorse.models.accounting import ApplicableTradeTax
+from drafthorse.models.accounting import ApplicableTradeTax, CategoryTradeTax, TradeAllowanceCharge
 from drafthorse.models.document import Document
+from drafthorse.models.note import IncludedNote
 from drafthorse.models.product import ProductCharacteristic
 from drafthorse.models.tradelines import LineItem
 
 PROFILE = "urn:cen.eu:en16931:2017"
+EXTENDED = "urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended"
 
 
 @dataclass
 class Line:
-    """One billed line: the GPU slug (the seller's item ID), its package duration, quantity, unit and price."""
+    """One billed line: the GPU slug, its package duration, quantity, unit and price; by default written as
+    gpu-audit's own fixtures write it (the slug as the seller's item ID, the item attribute `duration_days`), or
+    as providers write it (their own item IDs, a name, a description, notes, an allowance, a tax category)."""
 
     gpu: str
     days: int
     quantity: Decimal
     unit_price: Decimal
     unit: str = "C62"  # UN/ECE rec. 20: one (a lot); HUR would be hours
-    total: Decimal | None = None  # price x quantity unless given
+    total: Decimal | None = None  # price x quantity less the allowance unless given
     name: str = ""
+    seller_id: str | None = ""  # "": the GPU slug; None: no seller's item ID
+    attribute: bool = True  # the item attribute duration_days
+    buyer_id: str | None = None
+    global_id: tuple[str, str] | None = None  # (schemeID, ID): 0160 is a GTIN
+    description: str | None = None
+    notes: tuple[str, ...] = ()
+    allowance: tuple[Decimal, str] | None = None  # a line allowance (BG-27) and its reason
+    tax: tuple[str, Decimal] | None = None  # (category, rate); None: S at the invoice's rate
+    status: str | None = None  # LineStatusReasonCode of the EXTENDED profile: GROUP, DETAIL or INFORMATION
 
 
 @dataclass
@@ -50,7 +63,11 @@ class Invoice:
     extra_totals: dict[str, Decimal] = field(default_factory=dict)
     prepaid: Decimal | None = None  # TotalPrepaidAmount, written only when given
     rounding: Decimal | None = None  # RoundingAmount, written only when given
-    tax_overrides: dict[str, Decimal] = field(default_factory=dict)  # "rate", "amount" of the category
+    tax_overrides: dict[str, Decimal] = field(default_factory=dict)  # "rate", "amount" of the (first) category
+    notes: tuple[str, ...] = ()  # the document's notes (BT-22)
+    # document-level allowances (negative) and charges (positive): (amount, reason, tax category, rate)
+    allowances: list[tuple[Decimal, str, str, Decimal]] = field(default_factory=list)
+    extended: bool = False  # the Factur-X EXTENDED profile, whose DETAIL lines are not summed
 
 
 def example_lines() -> list[Line]:
@@ -59,17 +76,130 @@ def example_lines() -> list[Line]:
             Line("b200", 7, Decimal("1"), Decimal("2071.00"), name="IteraGPU B200 (lot of 2 GPUs), 7-day package")]
 
 
+def named_lines(rtx: str = "rtx-4090 package 7 days", b200: str = "b200 package 7 days") -> list[Line]:
+    """The same packages as a provider's invoice made with drafthorse writes them: a name, no item ID, no
+    attribute (issue #35's example)."""
+    return [Line("rtx-4090", 7, Decimal("1"), Decimal("110.00"), name=rtx, seller_id=None, attribute=False),
+            Line("b200", 7, Decimal("1"), Decimal("2071.00"), name=b200, seller_id=None, attribute=False)]
+
+
+# The provider's article IDs of inputs/example's two packages, as a protocol registers them (rental.article_ids).
+ARTICLES = {"rtx-4090": "IGPU-4090-7D", "b200": "IGPU-B200-7D"}
+
+
+def en16931_lines(rtx: str = "GeForce RTX 4090, Mietpaket 7 Tage",
+                  b200: str = "B200 (lot de 2 GPU), forfait 7 jours") -> list[Line]:
+    """The packages in the shapes the EN 16931 examples use: the seller's item ID (the provider's article ID) and
+    a name, the buyer's item ID, a GTIN, a description, line notes, and two tax categories (standard rate and
+    reverse charge)."""
+    return [Line("rtx-4090", 7, Decimal("1"), Decimal("110.00"), name=rtx, seller_id=ARTICLES["rtx-4090"],
+                 attribute=False, buyer_id="PO-2026-118/1", global_id=("0160", "4012345000016"),
+                 description="1 Los, Leistungszeitraum 03.10.2026 bis 10.10.2026",
+                 notes=("Bereitstellung im Rechenzentrum FRA-2",), tax=("S", Decimal("19.00"))),
+            Line("b200", 7, Decimal("1"), Decimal("2071.00"), name=b200, seller_id=ARTICLES["b200"],
+                 attribute=False, buyer_id="PO-2026-118/2", description="1 lot, du 03/10/2026 au 10/10/2026",
+                 notes=("Autoliquidation",), tax=("AE", Decimal("0.00")))]
+
+
+def en16931_invoice(lines: list[Line] | None = None, **changes: object) -> Invoice:
+    """An invoice of en16931_lines with the document's notes, as the EN 16931 examples write them."""
+    invoice = Invoice(en16931_lines() if lines is None else lines,
+                      notes=("#ADU#Zahlbar innerhalb von 30 Tagen ohne Abzug", "#REG#IteraGPU (test fixture)"))
+    for key, value in changes.items():
+        setattr(invoice, key, value)
+    return invoice
+
+
 def _total(line: Line) -> Decimal:
-    return line.total if line.total is not None else (line.unit_price * line.quantity).quantize(Decimal("0.01"))
+    if line.total is not None:
+        return line.total
+    off = line.allowance[0] if line.allowance else Decimal(0)
+    return (line.unit_price * line.quantity).quantize(Decimal("0.01")) - off
+
+
+def _category(invoice: Invoice, line: Line) -> tuple[str, Decimal]:
+    return line.tax if line.tax is not None else ("S", invoice.vat_percent)
+
+
+def _tax(category: str, rate: Decimal, basis: Decimal, overrides: dict[str, Decimal]) -> ApplicableTradeTax:
+    tax = ApplicableTradeTax()
+    tax.calculated_amount = overrides.get("amount", _vat(basis, rate))
+    tax.basis_amount = basis
+    tax.type_code = "VAT"
+    tax.category_code = category
+    if category in ("E", "AE"):
+        tax.exemption_reason = "Reverse charge" if category == "AE" else "Exempt"
+    tax.rate_applicable_percent = overrides.get("rate", rate)
+    return tax
+
+
+def _vat(basis: Decimal, rate: Decimal) -> Decimal:
+    return (basis * rate / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def _item(invoice: Invoice, number: int, line: Line) -> LineItem:
+    item = LineItem()
+    item.document.line_id = str(number)
+    if line.status is not None:
+        item.document.line_status_reason_code = line.status
+    for text in line.notes:
+        note = IncludedNote()
+        note.content = text
+        item.document.notes.add(note)
+    if line.global_id is not None:
+        item.product.global_id = line.global_id
+    if line.seller_id is not None:
+        item.product.seller_assigned_id = line.seller_id or line.gpu
+    if line.buyer_id is not None:
+        item.product.buyer_assigned_id = line.buyer_id
+    item.product.name = line.name or f"{line.gpu}, {line.days}-day package"
+    if line.description is not None:
+        item.product.description = line.description
+    if line.attribute:
+        characteristic = ProductCharacteristic()
+        characteristic.description = "duration_days"
+        characteristic.value = str(line.days)
+        item.product.characteristics.add(characteristic)
+    item.agreement.net.amount = line.unit_price
+    item.delivery.billed_quantity = (line.quantity, line.unit)
+    category, rate = _category(invoice, line)
+    item.settlement.trade_tax.type_code = "VAT"
+    item.settlement.trade_tax.category_code = category
+    item.settlement.trade_tax.rate_applicable_percent = rate
+    if line.allowance is not None:
+        allowance = TradeAllowanceCharge()
+        allowance.indicator = False
+        allowance.actual_amount = line.allowance[0]
+        allowance.reason = line.allowance[1]
+        item.settlement.allowance_charge.add(allowance)
+    item.settlement.monetary_summation.total_amount = _total(line)
+    return item
+
+
+def _document_allowance(amount: Decimal, reason: str, category: str, rate: Decimal) -> TradeAllowanceCharge:
+    entry = TradeAllowanceCharge()
+    entry.indicator = amount > 0  # a charge; an allowance is written as a positive amount
+    entry.actual_amount = abs(amount)
+    entry.reason = reason
+    tax = CategoryTradeTax()
+    tax.type_code = "VAT"
+    tax.category_code = category
+    tax.rate_applicable_percent = rate
+    entry.trade_tax.add(tax)
+    return entry
 
 
 def cii_xml(invoice: Invoice) -> bytes:
     """The invoice as Factur-X EN 16931 CII XML, checked against the factur-x library's XSD."""
     doc = Document()
-    doc.context.guideline_parameter.id = PROFILE
+    doc.context.guideline_parameter.id = EXTENDED if invoice.extended else PROFILE
     doc.header.id = invoice.number
     doc.header.type_code = invoice.type_code
     doc.header.issue_date_time = invoice.issued
+    for text in invoice.notes:
+        note = IncludedNote()
+        note.content = text
+        doc.header.notes.add(note)
     doc.trade.agreement.seller.name = "IteraGPU (test fixture)"
     doc.trade.agreement.seller.address.country_id = "FR"
     doc.trade.agreement.buyer.name = "Example Org (test fixture)"
@@ -77,44 +207,42 @@ def cii_xml(invoice: Invoice) -> bytes:
     doc.trade.settlement.currency_code = invoice.currency
     doc.trade.settlement.payment_means.type_code = "30"
     net = Decimal("0.00")
+    bases: dict[tuple[str, Decimal], Decimal] = {}
     for number, line in enumerate(invoice.lines, start=1):
-        item = LineItem()
-        item.document.line_id = str(number)
-        item.product.seller_assigned_id = line.gpu
-        item.product.name = line.name or f"{line.gpu}, {line.days}-day package"
-        characteristic = ProductCharacteristic()
-        characteristic.description = "duration_days"
-        characteristic.value = str(line.days)
-        item.product.characteristics.add(characteristic)
-        item.agreement.net.amount = line.unit_price
-        item.delivery.billed_quantity = (line.quantity, line.unit)
-        item.settlement.trade_tax.type_code = "VAT"
-        item.settlement.trade_tax.category_code = "S"
-        item.settlement.trade_tax.rate_applicable_percent = invoice.vat_percent
-        item.settlement.monetary_summation.total_amount = _total(line)
-        doc.trade.items.add(item)
+        doc.trade.items.add(_item(invoice, number, line))
+        if line.status in ("DETAIL", "INFORMATION"):  # EXTENDED: its amount is its group's, or none
+            continue
         net += _total(line)
-    vat = (net * invoice.vat_percent / 100).quantize(Decimal("0.01"))
-    tax = ApplicableTradeTax()
-    tax.calculated_amount = invoice.tax_overrides.get("amount", vat)
-    tax.basis_amount = net
-    tax.type_code = "VAT"
-    tax.category_code = "S"
-    tax.rate_applicable_percent = invoice.tax_overrides.get("rate", invoice.vat_percent)
-    doc.trade.settlement.trade_tax.add(tax)
+        key = _category(invoice, line)
+        bases[key] = bases.get(key, Decimal("0.00")) + _total(line)
+    off = sum((-a for a, *_ in invoice.allowances if a < 0), Decimal("0.00"))
+    on = sum((a for a, *_ in invoice.allowances if a > 0), Decimal("0.00"))
+    for amount, reason, category, rate in invoice.allowances:
+        doc.trade.settlement.allowance_charge.add(_document_allowance(amount, reason, category, rate))
+        bases[(category, rate)] = bases.get((category, rate), Decimal("0.00")) + amount
+    vat = Decimal("0.00")
+    for index, ((category, rate), basis) in enumerate(bases.items()):
+        tax = _tax(category, rate, basis, invoice.tax_overrides if index == 0 else {})
+        doc.trade.settlement.trade_tax.add(tax)
+        vat += _vat(basis, rate)
+    basis = net - off + on
     totals = doc.trade.settlement.monetary_summation
     totals.line_total = net
-    totals.tax_basis_total = invoice.extra_totals.get("tax_basis_total", net)
+    if invoice.allowances:
+        totals.charge_total = on
+        totals.allowance_total = off
+    totals.tax_basis_total = invoice.extra_totals.get("tax_basis_total", basis)
     totals.tax_total = (invoice.extra_totals.get("tax_total", vat), invoice.currency)
-    totals.grand_total = invoice.extra_totals.get("grand_total", net + vat)
+    totals.grand_total = invoice.extra_totals.get("grand_total", basis + vat)
     if invoice.rounding is not None:
         totals.rounding_amount = invoice.rounding
     if invoice.prepaid is not None:
         totals.prepaid_total = invoice.prepaid
-    due = net + vat - (invoice.prepaid or 0) + (invoice.rounding or 0)  # EN 16931 BR-CO-16
+    due = basis + vat - (invoice.prepaid or 0) + (invoice.rounding or 0)  # EN 16931 BR-CO-16
     totals.due_amount = invoice.extra_totals.get("due_amount", due)
-    xml: bytes = doc.serialize(schema="FACTUR-X_EN16931")
-    facturx.xml_check_xsd(xml, flavor="factur-x", level="en16931")
+    level = "extended" if invoice.extended else "en16931"
+    xml: bytes = doc.serialize(schema=f"FACTUR-X_{level.upper()}")
+    facturx.xml_check_xsd(xml, flavor="factur-x", level=level)
     return xml
 
 
@@ -139,7 +267,8 @@ def _rendered(number: str, rows: str) -> bytes:
 def facturx_pdf(invoice: Invoice) -> bytes:
     """The Factur-X PDF: the visible invoice with its CII XML attached by the factur-x library."""
     pdf: bytes = facturx.generate_from_binary(visible_pdf(invoice), cii_xml(invoice), flavor="factur-x",
-                                              level="en16931", check_xsd=True)
+                                              level="extended" if invoice.extended else "en16931",
+                                              check_xsd=True)
     return pdf
 
 

@@ -192,3 +192,52 @@ def test_bundle_that_does_not_verify_writes_nothing(run_cli, invoice: Path, buil
     assert r.code == 1
     assert "--trust" in r.err
     assert not out.exists()
+
+
+def _contradicting(tmp_path: Path) -> Path:
+    """An invoice that bills an H200 package besides the two the bundle committed."""
+    from decimal import Decimal
+
+    from invoices import Line
+
+    path = tmp_path / "contradicting.pdf"
+    path.write_bytes(facturx_pdf(Invoice(example_lines() + [Line("h200", 7, Decimal("1"), Decimal("500.00"))])))
+    return path
+
+
+def test_an_invoice_that_contradicts_the_bundle_is_refused_with_its_findings(
+        run_cli, built: Path, keys: tuple[Path, Path], tmp_path: Path) -> None:
+    invoice = _contradicting(tmp_path)
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(invoice), str(built), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 1, r.out + r.err
+    assert not out.exists()
+    rows = r.out.splitlines()
+    assert rows[0].startswith("invoice line 3: billed-not-committed: ") and "h200" in rows[0], r.out
+    assert rows[1].startswith("invoice: total-differs: ")
+    assert rows[-1].startswith("FAILED: 2 finding(s): invoice ITG-2026-0042 contradicts the bundle"), r.out
+    assert "--attach-anyway" in rows[-1]
+
+
+def test_attach_anyway_writes_the_findings_into_the_attachments_description(
+        run_cli, built: Path, keys: tuple[Path, Path], tmp_path: Path) -> None:
+    invoice = _contradicting(tmp_path)
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(invoice), str(built), "-o", str(out), "--trust", str(keys[1]),
+                "--attach-anyway")
+    assert r.code == 0, r.out + r.err
+    assert r.out.splitlines()[-1] == str(out)
+    assert "attached anyway (--attach-anyway): 2 finding(s)" in r.out
+    with pikepdf.open(out) as pdf:
+        descriptions = {name: str(spec.description) for name, spec in pdf.attachments.items()}
+    (zip_name,) = [n for n in descriptions if n.endswith(".zip")]
+    assert descriptions[zip_name].startswith("ATTACHED ANYWAY (--attach-anyway): invoice ITG-2026-0042 contradicts "
+                                             f"bundle {zip_name[:-4]}: 2 finding(s)"), descriptions
+    assert "line 3: billed-not-committed: " in descriptions[zip_name] and "total-differs" in descriptions[zip_name]
+    assert f"listed in {zip_name}'s description" in descriptions["decision-note.pdf"]
+
+
+def test_a_reconciled_invoice_says_so_in_the_description(attached: tuple[Path, Path]) -> None:
+    with pikepdf.open(attached[1]) as pdf:
+        descriptions = [str(spec.description) for name, spec in pdf.attachments.items() if name.endswith(".zip")]
+    assert descriptions[0].endswith("; invoice ITG-2026-0042 reconciled with it: no finding"), descriptions

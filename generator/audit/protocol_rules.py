@@ -101,7 +101,8 @@ def check_measurement_links(protocol: Protocol, file: str, out: list[Finding]) -
 
 
 def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:
-    """A rental that lists its consecutive periods and also gives duration_days names the first period there."""
+    """A rental that lists its consecutive periods and also gives duration_days names the first period there; its
+    article IDs, if any, are one per package."""
     for i, exp in enumerate(protocol.experiments):
         rental = exp.rental
         written = rental.written_duration_days
@@ -113,6 +114,14 @@ def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:
                 claimed=written, recomputed=rental.periods[0],
                 rule="duration_days is the first of the periods; the committed package is all of them",
                 fix=f"write duration_days {rental.periods[0]}, or leave it out and keep periods"))
+        articles = rental.article_ids
+        if articles is not None and len(articles) != len(rental.periods):
+            out.append(make_finding(
+                "rental-article-ids-mismatch", Severity.ERROR, file, f"experiment {exp.id!r} rents "
+                f"{len(rental.periods)} package(s) ({rental.label} days) but lists {len(articles)} article ID(s)",
+                field=f"/experiments/{i}/rental/article_ids", claimed=len(articles), recomputed=len(rental.periods),
+                rule="the provider's article IDs name the packages one by one, in order",
+                fix=f"list {len(rental.periods)} article ID(s), one per package in order, or leave article_ids out"))
 
 
 _RESUME_RULE = ("a resume setting is a variant of its own, resuming the interrupted attempts of another variant of "

@@ -86,6 +86,8 @@ AUDIT: tuple[Code, ...] = (
     Code("package-longer-than-needed", W, C, "the smallest package that covers the window is the package really "
          "needed: a longer one is named, with the difference in money", "say in the protocol's notes why the longer "
          "package was needed"),
+    Code("rental-article-ids-mismatch", E, C, "a rental's provider article IDs are one per package, in order",
+         "list one article ID per package, or leave article_ids out"),
     Code("rental-periods-mismatch", E, C, "a rental that lists its periods names the first of them as "
          "duration_days, if it gives duration_days at all", "write the first period as duration_days, or leave it out"),
     Code("reproduction-not-identical", E, C, "with the target identical, every warm run of a configuration writes "

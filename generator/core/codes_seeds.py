@@ -120,6 +120,7 @@ SEEDS: dict[str, str] = {
     "synthetic-data-mismatch": "004 §3; 000/001/002 Einleitung",
     "synthetic-model-measurement": "004 Inhalt, §3; 000/001/002 §3",
     "package-longer-than-needed": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
+    "rental-article-ids-mismatch": "003 'Das Protokoll herunterladen und einen wiederverwendbaren Nachweis behalten'",
     "rental-periods-mismatch": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",

@@ -75,6 +75,8 @@ VERIFY: tuple[Code, ...] = (
 INVOICE_CODES: tuple[Code, ...] = (
     Code("billed-not-committed", E, V, "every invoice line bills a package the decision committed",
          "ask the provider to remove the line"),
+    Code("billed-twice", E, V, "each committed package is billed by one invoice line, once",
+         "ask the provider to remove the second line"),
     Code("billed-per-gpu", E, V, "a lot of several GPUs is billed per lot, at one price",
          "ask the provider to bill the lots, not the GPUs"),
     Code("committed-not-billed", E, V, "every committed package is billed by one invoice line",
@@ -86,7 +88,17 @@ INVOICE_CODES: tuple[Code, ...] = (
     Code("due-inconsistent", E, V, "the amount due is gross minus prepaid plus rounding", "ask the provider"),
     Code("due-missing", E, V, "the invoice states its gross total and amount due", "ask the provider"),
     Code("gross-inconsistent", E, V, "the gross total is the net total plus the tax", "ask the provider"),
+    Code("line-allowance-charge", E, V, "a package is billed whole, with no allowance or charge on its line",
+         "ask the provider to bill the package at its price"),
+    Code("line-identification-conflict", E, V, "the ways a line names its package (article ID, GPU slug, name) "
+         "name the same package", "ask the provider to correct the line"),
+    Code("line-not-identified", E, V, "every invoice line names a committed package: the provider's article ID "
+         "registered in the protocol, the GPU slug, or the GPU and the duration in its name",
+         "register the provider's article ID in the protocol's rental (article_ids), or ask the provider to name "
+         "the GPU and the duration"),
     Code("lots-differ", E, V, "a line bills the number of lots committed", "ask the provider"),
+    Code("net-inconsistent", E, V, "the sum of line totals is the sum of the lines, and the net total is that "
+         "sum less allowances plus charges", "ask the provider"),
     Code("prepaid-negative", E, V, "the prepaid amount is zero or more", "ask the provider"),
     Code("pro-rated", E, V, "a package is billed whole, per lot, never pro-rated by the hour",
          "ask the provider to bill the whole package"),

@@ -1,4 +1,4 @@
-"""`invoice attach`: a verified audit bundle and its signed note, embedded into a new copy of a Factur-X invoice."""
+"""`invoice attach`: a verified bundle and its signed note, embedded into a copy of the invoice it reconciles with."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 
@@ -27,7 +28,10 @@ from generator.core.errors import (
 )
 from generator.core.limits import Limits, limit_message, resolve
 
-__all__ = ["FALLBACK_ZIP_NAME", "NOTE_ATTACHMENT", "attach_bundle"]
+if TYPE_CHECKING:
+    from generator.invoice.check import InvoiceCheck
+
+__all__ = ["FALLBACK_ZIP_NAME", "NOTE_ATTACHMENT", "Attached", "attach_bundle"]
 
 FALLBACK_ZIP_NAME = "gpu-audit-bundle.zip"  # when the verified bundle has no ID of the usual form
 NOTE_ATTACHMENT = PDF_NAME
@@ -230,15 +234,68 @@ def _embed(path: Path, pdf: Any, files: list[tuple[str, bytes, str, str]]) -> No
             af.append(added)
 
 
+@dataclass(frozen=True)
+class Attached:
+    """What `invoice attach` did: the copy written (None when the invoice contradicts the bundle and it was not
+    told to attach anyway), and the invoice reconciled with the bundle, its findings included."""
+
+    written: Path | None
+    check: InvoiceCheck
+
+
+def _reconciled(invoice: Path, data: bytes, report: Report) -> InvoiceCheck:
+    """The invoice's very bytes (read in the bounded child, as `invoice check` reads them) reconciled with the
+    decision the bundle's verification read; an invoice that cannot be read is an UnreadableInputError (exit 2)."""
+    import json
+
+    from generator.invoice.check import InvoiceCheck, reconciled
+    from generator.invoice.read import read_invoice
+
+    with tempfile.TemporaryDirectory(prefix="gpu-audit-attach-") as tmp:
+        copy = Path(tmp) / invoice.name
+        copy.write_bytes(data)
+        try:
+            read = read_invoice(copy)
+        except UnreadableInputError as exc:
+            raise UnreadableInputError(f"{invoice}: the invoice cannot be reconciled with the bundle, so it is not "
+                                       f"attached: {str(exc).partition(': ')[2]}") from None
+    if report.decision is None:
+        raise InvoiceBundleNotVerifiedError(f"{invoice}: the verified bundle holds no readable decision.json; "
+                                            "nothing was written")
+    return reconciled(InvoiceCheck(report=report, invoice=read), json.loads(report.decision))
+
+
+def _descriptions(report: Report, check: InvoiceCheck, zip_name: str) -> tuple[str, str]:
+    """The attachments' descriptions: the bundle's says whether the invoice was reconciled with it, and, when it
+    is attached anyway, every finding; the note's points there."""
+    bid = report.bundle_id or "(no ID)"
+    number = check.invoice.number if check.invoice is not None else ""
+    bundle = f"gpu-audit audit bundle {bid}: the signed evidence and decision behind this invoice's acceptance"
+    note = f"gpu-audit signed decision note of bundle {bid}"
+    if not check.findings:
+        return f"{bundle}; invoice {number} reconciled with it: no finding", note
+    listed = " | ".join(f"{'line ' + str(f.line) if f.line is not None else 'invoice'}: {f.code}: {f.message}"
+                        for f in check.findings)
+    listed = "".join(c if c.isprintable() else " " for c in listed)  # the invoice's own words, kept to one line
+    warning = (f"ATTACHED ANYWAY (--attach-anyway): invoice {number} contradicts bundle {bid}: "
+               f"{len(check.findings)} finding(s) of `gpu-audit invoice check`")
+    return (f"{warning}: {listed}. gpu-audit audit bundle {bid}: the signed evidence and decision the invoice was "
+            "checked against", f"{note}; {warning}, listed in {zip_name}'s description")
+
+
 def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509.Certificate | None = None,
-                  allow_unsigned: bool = False, limits: Limits | None = None) -> Path:
-    """Write OUT: a copy of the Factur-X invoice with the verified bundle (as a zip) and its signed note attached.
+                  allow_unsigned: bool = False, limits: Limits | None = None, attach_anyway: bool = False) -> Attached:
+    """Write OUT: a copy of the Factur-X invoice with the verified bundle (as a zip) and its signed note attached,
+    once the invoice is reconciled with the bundle.
 
     The bundle is verified first as `gpu-audit verify` would, with the same trust rules: one that does not
     verify raises InvoiceBundleNotVerifiedError (exit 1). An invoice that is not a PDF, has no Factur-X or
-    ZUGFeRD XML, or is signed raises InvoiceRefusedError. Both files are attached as associated files
-    (/AFRelationship /Supplement); the XMP metadata, the invoice XML and its relationship are left as they
-    are, and the input is never changed. OUT is written whole or not at all, never over an existing file.
+    ZUGFeRD XML, or is signed raises InvoiceRefusedError; one the invoice reader cannot read, UnreadableInputError.
+    The invoice is then reconciled with the bundle's decision as `invoice check` does: with findings nothing is
+    written (Attached.written is None) unless `attach_anyway`, and then every finding goes into the bundle
+    attachment's description. Both files are attached as associated files (/AFRelationship /Supplement); the
+    XMP metadata, the invoice XML and its relationship are left as they are, and the input is never changed.
+    OUT is written whole or not at all, never over an existing file.
     """
     import pikepdf
 
@@ -263,17 +320,17 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
         if note is None:
             raise InvoiceBundleNotVerifiedError(f"{bundle}: the verified bundle holds no {PDF_PATH}; nothing was "
                                                 "written")
-        bid = report.bundle_id or "(no ID)"
-        _embed(invoice, pdf, [
-            (_zip_name(report), zipped, "application/zip",
-             f"gpu-audit audit bundle {bid}: the signed evidence and decision behind this invoice's acceptance"),
-            (NOTE_ATTACHMENT, note, "application/pdf", f"gpu-audit signed decision note of bundle {bid}"),
-        ])
+        check = _reconciled(invoice, data, report)
+        if check.findings and not attach_anyway:
+            return Attached(None, check)
+        zip_description, note_description = _descriptions(report, check, _zip_name(report))
+        _embed(invoice, pdf, [(_zip_name(report), zipped, "application/zip", zip_description),
+                              (NOTE_ATTACHMENT, note, "application/pdf", note_description)])
         buffer = io.BytesIO()
         # Nothing the invoice holds is rewritten: streams kept as they are, the XMP (and its version) untouched.
         pdf.save(buffer, fix_metadata_version=False, stream_decode_level=pikepdf.StreamDecodeLevel.none,
                  object_stream_mode=pikepdf.ObjectStreamMode.preserve)
-    return _write(out, buffer.getvalue())
+    return Attached(_write(out, buffer.getvalue()), check)
 
 
 def _write(out: Path, data: bytes) -> Path:

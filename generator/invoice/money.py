@@ -1,8 +1,8 @@
-"""The money an invoice asks for: its tax categories, prepaid, rounding and amount due, read and added up.
+"""The money an invoice asks for: its net, tax categories, prepaid, rounding and amount due, read and added up.
 
-EN 16931 states how an invoice's amounts hang together (BR-CO-14 to BR-CO-17) and the XSD checks none of it:
-an invoice whose lines match the committed packages can still ask for any amount due. Every amount is
-compared exactly as written, to the cent, with no tolerance.
+EN 16931 states how an invoice's amounts hang together (BR-CO-10, BR-CO-13 to BR-CO-17) and the XSD checks
+none of it: an invoice whose lines match the committed packages can still ask for any amount due. Every amount
+is compared exactly as written, to the cent, with no tolerance.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ CENT = Decimal("0.01")
 # a matter of cents. One whole unit or more is no rounding but a second, unexplained charge or discount.
 MAX_ROUNDING = Decimal("1.00")
 RATE_RANGE = (Decimal(0), Decimal(100))  # a tax rate is a share of the basis: 0 to 100 %
+NOT_GIVEN = "not given"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ class InvoiceTax:
     rate: Decimal | None
     basis: Decimal | None
     amount: Decimal | None
+
+
+def given(value: object) -> str:
+    """A value as a reader reads it: "not given" where the invoice (or the decision) gives none."""
+    return NOT_GIVEN if value is None or value == "" else str(value)
 
 
 def decimal_of(text: str | None, label: str) -> Decimal | None:
@@ -112,7 +118,7 @@ def due_findings(invoice: Invoice) -> list[InvoiceFinding]:
     if prepaid < 0:
         out.append(_finding("prepaid-negative", "TotalPrepaidAmount", prepaid, "0.00 or more",
                             f"the prepaid amount {prepaid} is negative: a payment already made is never below zero, "
-                            f"and a negative one raises the amount due above the gross total {gross}"))
+                            f"and a negative one raises the amount due above the gross total ({given(gross)})"))
     if abs(rounding) >= MAX_ROUNDING:
         out.append(_finding("rounding-implausible", "RoundingAmount", rounding, f"less than {MAX_ROUNDING} either way",
                             f"the rounding amount {rounding} is not a rounding: EN 16931 rounds the amount due for "
@@ -135,7 +141,7 @@ def tax_findings(invoice: Invoice) -> list[InvoiceFinding]:
     out: list[InvoiceFinding] = []
     field = "ApplicableTradeTax"
     for tax in invoice.taxes:
-        what = f"tax category {tax.category}"
+        what = f"tax category {given(tax.category)}"
         if tax.rate is not None and not RATE_RANGE[0] <= tax.rate <= RATE_RANGE[1]:
             out.append(_finding("tax-rate", f"{field}/RateApplicablePercent", tax.rate, "0 to 100",
                                 f"{what} states a rate of {tax.rate} %: a tax rate is 0 to 100 %"))
@@ -146,11 +152,34 @@ def tax_findings(invoice: Invoice) -> list[InvoiceFinding]:
                 (tax.basis * (tax.rate or 0) / 100).quantize(CENT, rounding=ROUND_HALF_UP)
         if computed is None or tax.amount != computed:
             out.append(_finding("tax-category-inconsistent", f"{field}/CalculatedAmount", tax.amount, computed,
-                                f"{what}: its tax {tax.amount} is not its basis {tax.basis} x its rate "
-                                f"{tax.rate or 0} % = {computed} (rounded to the cent, EN 16931 BR-CO-17)"))
+                                f"{what}: its tax ({given(tax.amount)}) is not its basis ({given(tax.basis)}) x its "
+                                f"rate {tax.rate or 0} % = {given(computed)} (rounded to the cent, EN 16931 "
+                                "BR-CO-17)"))
     total = sum((t.amount for t in invoice.taxes if t.amount is not None), Decimal("0.00"))
     if (invoice.tax_total or 0) != total:  # no total stated is no tax, as BR-CO-15 reads it
         out.append(_finding("tax-total-inconsistent", "TaxTotalAmount", invoice.tax_total, total,
-                            f"the tax total {invoice.tax_total} is not the sum of its {len(invoice.taxes)} tax "
-                            f"categories, {total} (EN 16931 BR-CO-14)"))
+                            f"the tax total ({given(invoice.tax_total)}) is not the sum of its {len(invoice.taxes)} "
+                            f"tax categories, {total} (EN 16931 BR-CO-14)"))
+    return out
+
+
+def net_findings(invoice: Invoice) -> list[InvoiceFinding]:
+    """The net: the header's sum of line totals is the sum of the lines (EN 16931 BR-CO-10), and the total net of
+    tax is that sum less the document's allowances plus its charges (BR-CO-13). A line billed twice under a net
+    total that equals the committed one is caught here."""
+    out: list[InvoiceFinding] = []
+    totals = [line.total for line in invoice.lines if line.counted]  # EXTENDED: sub-lines are in their group's
+    lines = sum((t for t in totals if t is not None), Decimal("0.00"))
+    if invoice.line_total is not None and None not in totals and invoice.line_total != lines:
+        out.append(_finding("net-inconsistent", "LineTotalAmount", invoice.line_total, lines,
+                            f"the invoice's sum of line totals ({invoice.line_total}) is not the sum of its "
+                            f"{len(totals)} line(s), {lines} (EN 16931 BR-CO-10)"))
+    allowances, charges = invoice.allowance_total or Decimal(0), invoice.charge_total or Decimal(0)
+    if invoice.line_total is not None and invoice.net_total is not None and \
+            invoice.net_total != invoice.line_total - allowances + charges:
+        out.append(_finding("net-inconsistent", "TaxBasisTotalAmount", invoice.net_total,
+                            invoice.line_total - allowances + charges,
+                            f"the invoice's total net of tax ({invoice.net_total}) is not its sum of line totals "
+                            f"({invoice.line_total}) less its allowances ({allowances}) plus its charges "
+                            f"({charges}): {invoice.line_total - allowances + charges} (EN 16931 BR-CO-13)"))
     return out

@@ -22,37 +22,50 @@ from typing import Any
 from generator.core.errors import UnreadableInputError
 from generator.core.limits import MiB
 from generator.core.worker import child_env
-from generator.invoice.money import InvoiceTax, decimal_of, money_fields
+from generator.invoice.cii import fields, parse
+from generator.invoice.money import InvoiceTax
 
 MAX_INVOICE_BYTES = 64 * MiB  # a Factur-X PDF is a few hundred kilobytes
 MAX_XML_BYTES = 8 * MiB
 MAX_ATTACHMENTS = 64
 MAX_PAGES = 5_000  # an invoice has a few; every page's annotations and /AF are looked through
 SNIFF_BYTES = 64 * 1024  # of an attachment, inflated to see whether it is an invoice XML whatever its name
-MAX_LINES = 10_000
 CPU_SECONDS = 30
 MEMORY_CEILING = 512 * MiB  # address space of the child: a genuine invoice needs about 150 MiB
 XML_NAMES = ("factur-x.xml", "zugferd-invoice.xml", "xrechnung.xml")
 INVOICE_ROOTS = ("CrossIndustryInvoice", "CrossIndustryDocument", "SCRDMCCBDACIOMessageStructure", "Invoice",
                  "CreditNote")  # the root tags the factur-x library's get_flavor takes for a document it reads
-NS = {"rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
-      "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"}
 
 
 @dataclass(frozen=True)
 class InvoiceLine:
-    """One billed line as the CII states it: its position, the seller's item ID (the GPU slug), the package
-    duration (item attribute `duration_days`), quantity and unit, net unit price and line total (net)."""
+    """One billed line as the CII states it: its position and line ID, the item's IDs (the seller's, the
+    buyer's, a global one such as a GTIN), name and description, the item attribute `duration_days` (gpu-audit's
+    own convention), quantity and unit, net unit price, line total (net) and the line's allowances and charges."""
 
     position: int
     line_id: str
-    gpu: str | None
+    seller_id: str | None
     name: str
     days: int | None
     quantity: Decimal | None
     unit: str | None
     unit_price: Decimal | None
     total: Decimal | None
+    buyer_id: str | None = None
+    global_id: str | None = None
+    global_scheme: str | None = None  # the GlobalID's schemeID (0160: a GTIN)
+    description: str = ""
+    allowances: Decimal | None = None
+    charges: Decimal | None = None
+    allowance_reasons: tuple[str, ...] = ()
+    status: str | None = None  # LineStatusReasonCode (Factur-X EXTENDED): DETAIL and INFORMATION are not summed
+
+    @property
+    def counted(self) -> bool:
+        """Whether the line bills an amount of its own: not a sub-line (DETAIL) of a group line, nor a line for
+        information (INFORMATION), which the EXTENDED profile leaves out of the totals."""
+        return (self.status or "").upper() not in ("DETAIL", "INFORMATION")
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,9 @@ class Invoice:
     due: Decimal | None
     rounding: Decimal | None = None
     taxes: tuple[InvoiceTax, ...] = ()  # the header's tax categories
+    line_total: Decimal | None = None  # the sum of the line totals as the header states it (BT-106)
+    allowance_total: Decimal | None = None  # the document's allowances (BT-107) and charges (BT-108)
+    charge_total: Decimal | None = None
 
 
 def _refuse(message: str) -> dict[str, Any]:
@@ -246,74 +262,6 @@ def _xml_of_pdf(data: bytes) -> tuple[str, bytes] | dict[str, Any]:
     return read[0], xml
 
 
-def _parse(xml: bytes) -> Any:
-    """The CII tree, parsed with no entity resolution, no DTD and no network; anything else is refused."""
-    from lxml import etree
-
-    if b"<!DOCTYPE" in xml or b"<!ENTITY" in xml:  # refused unparsed: entity definitions are never read
-        raise ValueError("it declares a DTD or entities, which a CII invoice never does")
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
-                             huge_tree=False, remove_pis=True)
-    try:
-        root = etree.fromstring(xml, parser)
-    except etree.XMLSyntaxError as exc:
-        raise ValueError(f"it is not well-formed XML ({exc})") from None
-    if root.getroottree().docinfo.doctype:
-        raise ValueError("it declares a DTD or entities, which a CII invoice never does")
-    if root.tag != f"{{{NS['rsm']}}}CrossIndustryInvoice":
-        raise ValueError(f"its root is {root.tag!r}, not a UN/CEFACT CII CrossIndustryInvoice")
-    return root
-
-
-def _text(node: Any, path: str) -> str | None:
-    found = node.find(path, NS)
-    return None if found is None or found.text is None else found.text.strip()
-
-
-def _amount(node: Any, path: str) -> str | None:
-    value = decimal_of(_text(node, path), path.rsplit(":", 1)[-1])
-    return None if value is None else str(value)
-
-
-def _line(position: int, item: Any) -> dict[str, Any]:
-    product = "ram:SpecifiedTradeProduct"
-    days = None
-    for characteristic in item.findall(f"{product}/ram:ApplicableProductCharacteristic", NS):
-        if (_text(characteristic, "ram:Description") or "").lower() == "duration_days":
-            value = _text(characteristic, "ram:Value") or ""
-            days = int(value) if value.isdigit() else None
-    quantity = item.find("ram:SpecifiedLineTradeDelivery/ram:BilledQuantity", NS)
-    return {"position": position, "line_id": _text(item, "ram:AssociatedDocumentLineDocument/ram:LineID") or "",
-            "gpu": _text(item, f"{product}/ram:SellerAssignedID"), "name": _text(item, f"{product}/ram:Name") or "",
-            "days": days, "quantity": _amount(item, "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity"),
-            "unit": None if quantity is None else quantity.get("unitCode"),
-            "unit_price": _amount(item, "ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice/"
-                                        "ram:ChargeAmount"),
-            "total": _amount(item, "ram:SpecifiedLineTradeSettlement/"
-                                   "ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount")}
-
-
-def _fields(root: Any) -> dict[str, Any]:
-    trade = "rsm:SupplyChainTradeTransaction"
-    totals = f"{trade}/ram:ApplicableHeaderTradeSettlement/ram:SpecifiedTradeSettlementHeaderMonetarySummation"
-    items = root.findall(f"{trade}/ram:IncludedSupplyChainTradeLineItem", NS)
-    if len(items) > MAX_LINES:
-        raise ValueError(f"it has {len(items)} lines (at most {MAX_LINES} are read)")
-    currency = _text(root, f"{trade}/ram:ApplicableHeaderTradeSettlement/ram:InvoiceCurrencyCode")
-    settlement = root.find(f"{trade}/ram:ApplicableHeaderTradeSettlement", NS)
-    money = {"rounding": None, "taxes": [], "tax_total": None} if settlement is None else \
-        money_fields(settlement, NS, currency)
-    return {**money, "number": _text(root, "rsm:ExchangedDocument/ram:ID") or "",
-            "type_code": _text(root, "rsm:ExchangedDocument/ram:TypeCode"),
-            "prepaid": _amount(root, f"{totals}/ram:TotalPrepaidAmount"),
-            "due": _amount(root, f"{totals}/ram:DuePayableAmount"),
-            "currency": currency,
-            "lines": [_line(i, item) for i, item in enumerate(items, start=1)],
-            "net_total": _amount(root, f"{totals}/ram:TaxBasisTotalAmount") or _amount(root,
-                                                                                       f"{totals}/ram:LineTotalAmount"),
-            "grand_total": _amount(root, f"{totals}/ram:GrandTotalAmount")}
-
-
 def _answer(request: dict[str, Any]) -> dict[str, Any]:
     """In the child: the invoice's XML (its own file, or a PDF's attachment), checked against the XSD, read."""
     import facturx
@@ -329,14 +277,14 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     else:
         name, xml = "", data
     try:
-        root = _parse(xml)
+        root = parse(xml)
         facturx.xml_check_xsd(root, flavor="factur-x")  # the library's official XSD of the detected level
     except ValueError as exc:
         return _refuse(f"its XML {name} is refused: {exc}".replace("  ", " "))
     except Exception as exc:  # noqa: BLE001 - factur-x raises a bare Exception for an XSD failure
         return _refuse(f"its XML {name} is not valid against the Factur-X XSD: {exc}".replace("  ", " "))
     try:
-        return {"xml_name": name, **_fields(root)}
+        return {"xml_name": name, **fields(root)}
     except ValueError as exc:
         return _refuse(f"its XML {name} is refused: {exc}".replace("  ", " "))
 
@@ -380,9 +328,13 @@ def read_invoice(path: Path) -> Invoice:
                            "time, or a crash"}
     if "error" in answer:
         raise UnreadableInputError(f"{path}: {answer['error']}")
-    lines = tuple(InvoiceLine(position=x["position"], line_id=x["line_id"], gpu=x["gpu"], name=x["name"],
-                              days=x["days"], quantity=_decimal(x["quantity"]), unit=x["unit"],
-                              unit_price=_decimal(x["unit_price"]), total=_decimal(x["total"]))
+    lines = tuple(InvoiceLine(position=x["position"], line_id=x["line_id"], seller_id=x["seller_id"],
+                              name=x["name"], days=x["days"], quantity=_decimal(x["quantity"]), unit=x["unit"],
+                              unit_price=_decimal(x["unit_price"]), total=_decimal(x["total"]),
+                              buyer_id=x["buyer_id"], global_id=x["global_id"], global_scheme=x["global_scheme"],
+                              description=x["description"], allowances=_decimal(x["allowances"]),
+                              charges=_decimal(x["charges"]), allowance_reasons=tuple(x["allowance_reasons"]),
+                              status=x["status"])
                   for x in answer["lines"])
     source = f"{path.name} ({answer['xml_name']})" if answer["xml_name"] else path.name
     return Invoice(source=source, number=answer["number"], type_code=answer["type_code"], currency=answer["currency"],
@@ -390,8 +342,9 @@ def read_invoice(path: Path) -> Invoice:
                    grand_total=_decimal(answer["grand_total"]), prepaid=_decimal(answer["prepaid"]),
                    due=_decimal(answer["due"]), rounding=_decimal(answer["rounding"]),
                    taxes=tuple(InvoiceTax(category=t["category"], rate=_decimal(t["rate"]), basis=_decimal(t["basis"]),
-                                          amount=_decimal(t["amount"])) for t in answer["taxes"]))
-
+                                          amount=_decimal(t["amount"])) for t in answer["taxes"]),
+                   line_total=_decimal(answer["line_total"]), allowance_total=_decimal(answer["allowance_total"]),
+                   charge_total=_decimal(answer["charge_total"]))
 
 if __name__ == "__main__":
     main()

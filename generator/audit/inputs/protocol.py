@@ -121,13 +121,17 @@ class Rental:
     lots: int
     periods: tuple[int, ...]
     written_duration_days: int | None  # as the protocol writes it (None when it gives `periods` alone)
+    # The provider's article IDs of the packages, one per package in order (known when they are booked): an
+    # invoice line whose seller's item ID is one of them bills that package. None when the protocol gives none.
+    article_ids: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, data: JsonObject) -> Rental:
         written = opt_int(data.get("duration_days"))
-        listed = data.get("periods")
+        listed, articles = data.get("periods"), data.get("article_ids")
         periods = tuple(as_int(p) for p in listed) if isinstance(listed, list) and listed else (as_int(written),)
-        return cls(as_str(data["gpu"]), periods[0], as_int(data["lots"]), periods, written)
+        return cls(as_str(data["gpu"]), periods[0], as_int(data["lots"]), periods, written,
+                   None if articles is None else as_strs(articles))
 
     @property
     def total_days(self) -> int:

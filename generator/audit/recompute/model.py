@@ -97,6 +97,8 @@ class Package(JsonRecord):
     # The shortest single package that covers the window, when it is shorter than the one rented, and its price.
     needed_days: int | None = field(metadata=OMIT_IF_NONE)
     needed_total_usd_minor: int | None = field(metadata=OMIT_IF_NONE)
+    # The provider's article IDs of the packages, one per package in order (the protocol's rental.article_ids).
+    article_ids: tuple[str, ...] | None = field(metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)

@@ -202,4 +202,4 @@ def price_package(exp: ExperimentSpec, rows: list[Row], window: Window, tariffs:
                                       first.snapshot_date) if first else None, price_source=source if first else None,
                    price_source_detail=detail if first else None,
                    periods=tuple(periods) if len(periods) > 1 else None, needed_days=needed_days,
-                   needed_total_usd_minor=needed_total), out
+                   needed_total_usd_minor=needed_total, article_ids=rental.article_ids), out

@@ -1,0 +1,144 @@
+"""The CII XML of an invoice: parsed safely, other formats named, and its header and lines read as plain values.
+
+Run in the reader's bounded child (generator.invoice.read): parsing has entity resolution, DTD loading and
+network access off, and every value comes back as a string (amounts as exact decimal strings) or None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.invoice.money import decimal_of, money_fields
+
+NS = {"rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
+      "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"}
+MAX_LINES = 10_000
+READS = ("gpu-audit reads Factur-X and ZUGFeRD 2.x invoices (UN/CEFACT CII CrossIndustryInvoice, EN 16931): ask "
+         "the provider for the invoice as Factur-X or ZUGFeRD 2.x, or for its CII XML")
+# Root elements of invoices in other formats: (namespace, local name) -> the format's name as a reader knows it.
+OTHER_FORMATS = {
+    ("urn:ferd:CrossIndustryDocument:invoice:1p0", "CrossIndustryDocument"): "a ZUGFeRD 1.0 invoice",
+    ("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2", "Invoice"): "a UBL 2.1 invoice, as XRechnung "
+                                                                            "and Peppol BIS write them,",
+    ("urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2", "CreditNote"): "a UBL 2.1 credit note",
+    ("urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:2", "CrossIndustryInvoice"):
+        "a CII invoice of an older UN/CEFACT schema",
+}
+PRODUCT = "ram:SpecifiedTradeProduct"
+LINE_TOTALS = "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation"
+
+
+def _split(tag: str) -> tuple[str, str]:
+    namespace, _, local = tag[1:].partition("}") if tag.startswith("{") else ("", "", tag)
+    return namespace, local
+
+
+def other_format(tag: str) -> str | None:
+    """The one-line refusal of an XML whose root `tag` is no CII CrossIndustryInvoice: the format found (when it
+    is one readers know) and what to do; None for a CII CrossIndustryInvoice."""
+    namespace, local = _split(tag)
+    if (namespace, local) == (NS["rsm"], "CrossIndustryInvoice"):
+        return None
+    known = OTHER_FORMATS.get((namespace, local))
+    where = f"root element {local}" + (f" of namespace {namespace}" if namespace else " of no namespace")
+    if known is not None:
+        return f"it is {known} with the {where}, not a UN/CEFACT CII CrossIndustryInvoice; {READS}"
+    return f"its {where} is not a UN/CEFACT CII CrossIndustryInvoice; {READS}"
+
+
+def parse(xml: bytes) -> Any:
+    """The CII tree, parsed with no entity resolution, no DTD and no network; anything else is refused
+    (ValueError, one line: another format is named, with what to ask the provider for)."""
+    from lxml import etree
+
+    if b"<!DOCTYPE" in xml or b"<!ENTITY" in xml:  # refused unparsed: entity definitions are never read
+        raise ValueError("it declares a DTD or entities, which a CII invoice never does")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
+                             huge_tree=False, remove_pis=True)
+    try:
+        root = etree.fromstring(xml, parser)
+    except etree.XMLSyntaxError as exc:
+        raise ValueError(f"it is not well-formed XML ({exc})") from None
+    if root.getroottree().docinfo.doctype:
+        raise ValueError("it declares a DTD or entities, which a CII invoice never does")
+    refusal = other_format(root.tag) if isinstance(root.tag, str) else "its root is no element"
+    if refusal is not None:
+        raise ValueError(refusal)
+    return root
+
+
+def _text(node: Any, path: str) -> str | None:
+    found = node.find(path, NS)
+    return None if found is None or found.text is None or not found.text.strip() else found.text.strip()
+
+
+def _amount(node: Any, path: str) -> str | None:
+    value = decimal_of(_text(node, path), path.rsplit(":", 1)[-1])
+    return None if value is None else str(value)
+
+
+def _allowances(item: Any) -> dict[str, Any]:
+    """The line's allowances and charges (EN 16931 BG-27, BG-28): their sums and reasons, as written."""
+    sums: dict[str, str | None] = {"allowances": None, "charges": None}
+    reasons = []
+    for entry in item.findall("ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeAllowanceCharge", NS):
+        charge = (_text(entry, "ram:ChargeIndicator/{*}Indicator") or "").lower() == "true"
+        amount = decimal_of(_text(entry, "ram:ActualAmount"), "ActualAmount")
+        key = "charges" if charge else "allowances"
+        if amount is not None:
+            sums[key] = str(amount + (decimal_of(sums[key], key) or 0))
+        reason = _text(entry, "ram:Reason") or _text(entry, "ram:ReasonCode")
+        if reason:
+            reasons.append(reason)
+    return {**sums, "allowance_reasons": reasons}
+
+
+def _line(position: int, item: Any) -> dict[str, Any]:
+    """One line as written: its IDs, name, description, the item attribute `duration_days`, quantity, unit, net
+    unit price, line total and allowances."""
+    days = None
+    for characteristic in item.findall(f"{PRODUCT}/ram:ApplicableProductCharacteristic", NS):
+        if (_text(characteristic, "ram:Description") or "").lower() == "duration_days":
+            value = _text(characteristic, "ram:Value") or ""
+            days = int(value) if value.isdigit() and len(value) < 6 else None
+    quantity = item.find("ram:SpecifiedLineTradeDelivery/ram:BilledQuantity", NS)
+    global_id = item.find(f"{PRODUCT}/ram:GlobalID", NS)
+    document = "ram:AssociatedDocumentLineDocument"
+    return {"position": position, "line_id": _text(item, f"{document}/ram:LineID") or "",
+            "status": _text(item, f"{document}/ram:LineStatusReasonCode"),
+            "seller_id": _text(item, f"{PRODUCT}/ram:SellerAssignedID"),
+            "buyer_id": _text(item, f"{PRODUCT}/ram:BuyerAssignedID"),
+            "global_id": _text(item, f"{PRODUCT}/ram:GlobalID"),
+            "global_scheme": None if global_id is None else global_id.get("schemeID"),
+            "name": _text(item, f"{PRODUCT}/ram:Name") or "",
+            "description": _text(item, f"{PRODUCT}/ram:Description") or "",
+            "days": days, "quantity": _amount(item, "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity"),
+            "unit": None if quantity is None else quantity.get("unitCode"),
+            "unit_price": _amount(item, "ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice/"
+                                        "ram:ChargeAmount"),
+            "total": _amount(item, f"{LINE_TOTALS}/ram:LineTotalAmount"), **_allowances(item)}
+
+
+def fields(root: Any) -> dict[str, Any]:
+    """The invoice's number, type, currency, lines and totals, as strings (None where the XML gives nothing)."""
+    trade = "rsm:SupplyChainTradeTransaction"
+    totals = f"{trade}/ram:ApplicableHeaderTradeSettlement/ram:SpecifiedTradeSettlementHeaderMonetarySummation"
+    items = root.findall(f"{trade}/ram:IncludedSupplyChainTradeLineItem", NS)
+    if len(items) > MAX_LINES:
+        raise ValueError(f"it has {len(items)} lines (at most {MAX_LINES} are read)")
+    currency = _text(root, f"{trade}/ram:ApplicableHeaderTradeSettlement/ram:InvoiceCurrencyCode")
+    settlement = root.find(f"{trade}/ram:ApplicableHeaderTradeSettlement", NS)
+    money = {"rounding": None, "taxes": [], "tax_total": None} if settlement is None else \
+        money_fields(settlement, NS, currency)
+    return {**money, "number": _text(root, "rsm:ExchangedDocument/ram:ID") or "",
+            "type_code": _text(root, "rsm:ExchangedDocument/ram:TypeCode"),
+            "prepaid": _amount(root, f"{totals}/ram:TotalPrepaidAmount"),
+            "due": _amount(root, f"{totals}/ram:DuePayableAmount"),
+            "currency": currency,
+            "lines": [_line(i, item) for i, item in enumerate(items, start=1)],
+            "line_total": _amount(root, f"{totals}/ram:LineTotalAmount"),
+            "allowance_total": _amount(root, f"{totals}/ram:AllowanceTotalAmount"),
+            "charge_total": _amount(root, f"{totals}/ram:ChargeTotalAmount"),
+            "net_total": _amount(root, f"{totals}/ram:TaxBasisTotalAmount") or _amount(root,
+                                                                                       f"{totals}/ram:LineTotalAmount"),
+            "grand_total": _amount(root, f"{totals}/ram:GrandTotalAmount")}

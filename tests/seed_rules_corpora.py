@@ -19,7 +19,6 @@ from seed_rules import (
     B4,
     B200,
     GRID,
-    OK_NOTE,
     PROTOCOL,
     RTX,
     A,
@@ -31,11 +30,10 @@ from seed_rules import (
     index_of,
     meas,
     pred,
-    set_phase,
     set_row,
     set_rows,
 )
-from seed_rules_protocol import _REPEATS, _ROUND, _shifted
+from seed_rules_protocol import _REPEATS, _ROUND, _shifted, set_second_series_aside
 
 from generator.audit.recompute.model import DecisionDocument
 from generator.core.metrics import compute_metric
@@ -152,13 +150,7 @@ def m_not_on_every_corpus(c: Path) -> list[Where]:
     # Every b4 run on the second corpus is set aside under a registered outside cause: no run is a failure and
     # every completed run is accepted, but the second corpus has no accepted run.
     _second_corpus(c)
-    edit_protocol(c, lambda p: p.update(exclusions=[{"cause": "preemption", "description": "the provider's "
-                                                     "scheduler killed the process (an outside cause)"}]))
-    for phase, run in [("cold", 2), *(("warm", r) for r in range(6, 11))]:
-        set_row(c, RTX, "b4", phase, run, notes=f"{OK_NOTE}; outcome=excluded; cause=preemption")
-        if phase == "warm":
-            set_phase(c, meas(RTX, "b4"), "warm_forward", run, status="failed", elapsed_seconds=None,
-                      error="killed by the provider's scheduler (synthetic incident)")
+    set_second_series_aside(c)
     set_rows(c, RTX, "b4", accepted_unique_corpora="1")
     return []
 

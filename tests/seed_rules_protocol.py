@@ -46,16 +46,16 @@ def _register(c: Path, **target: Any) -> None:
     edit_protocol(c, lambda p: p["quality"].update(reproduction=target))
 
 
-def _relabel_ten(c: Path, run: int = 3) -> None:
-    """A warm run (3) of rtx4090-batch/b4 gives its first ten texts the next one's label: the same IDs, other
-    predictions (its quality moves a little, and stays above the threshold)."""
+def _relabel_ten(c: Path, run: int = 3, variant: str = "b4") -> None:
+    """A warm run (3) of rtx4090-batch/b4 (or another variant) gives its first ten texts the next one's label: the
+    same IDs, other predictions (its quality moves a little, and stays above the threshold)."""
     def swap(lines: list[str]) -> list[str]:
         rows = [t.split(",") for t in lines[1:]]
         labels = [r[1] for r in rows[:11]]
         for i in range(10):
             rows[i][1] = labels[i + 1]
         return [lines[0]] + [",".join(r) for r in rows]
-    edit_lines(c, pred(RTX, "b4", "warm", run), swap)
+    edit_lines(c, pred(RTX, variant, "warm", run), swap)
 
 
 def m_not_identical(c: Path) -> list[Where]:
@@ -247,10 +247,10 @@ def m_seed_not_accepted(c: Path) -> list[Where]:
     return []
 
 
-def m_seed_set_aside(c: Path) -> list[Where]:
-    # Every b4 run of the second seed is set aside under a registered outside cause: no run is a failure and
-    # every completed run is accepted, but seed 4321 has no accepted run.
-    _second_seed(c)
+def set_second_series_aside(c: Path) -> None:
+    """Every b4 attempt of a second series (cold run 2, warm runs 6 to 10: a second seed's or corpus's) is set
+    aside under a registered outside cause: no run is a failure and every completed run is accepted, but the
+    second series has no accepted run."""
     edit_protocol(c, lambda p: p.update(exclusions=[{"cause": "preemption", "description": "the provider's "
                                                      "scheduler killed the process (an outside cause)"}]))
     for phase, run in [("cold", 2), *(("warm", r) for r in range(6, 11))]:
@@ -258,6 +258,11 @@ def m_seed_set_aside(c: Path) -> list[Where]:
         if phase == "warm":
             set_phase(c, meas(RTX, "b4"), "warm_forward", run, status="failed", elapsed_seconds=None,
                       error="killed by the provider's scheduler (synthetic incident)")
+
+
+def m_seed_set_aside(c: Path) -> list[Where]:
+    _second_seed(c)
+    set_second_series_aside(c)
     return []
 
 

@@ -21,13 +21,12 @@ from seed_rules import (
     Where,
     _parse,
     edit_json,
-    edit_lines,
     edit_protocol,
     meas,
     pred,
     set_row,
 )
-from seed_rules_protocol import _register, _second_seed
+from seed_rules_protocol import _register, _relabel_ten, _second_seed
 from seed_rules_subgroups import _ids, _labels, _write_labels
 
 from generator.audit.recompute.model import DecisionDocument
@@ -431,15 +430,7 @@ def m_resume_not_reproduced(c: Path) -> list[Where]:
     # identical outputs registered: the resumption's predictions give ten texts another label than b8's warm runs
     line = _resume(c)
     _register(c, target="identical")
-
-    def swap(lines: list[str]) -> list[str]:
-        rows = [t.split(",") for t in lines[1:]]
-        labels = [r[1] for r in rows[:11]]
-        for i in range(10):
-            rows[i][1] = labels[i + 1]
-        return [lines[0]] + [",".join(r) for r in rows]
-
-    edit_lines(c, pred(RTX, "b8-resume", "warm", 3), swap)
+    _relabel_ten(c, 3, "b8-resume")
     set_row(c, RTX, "b8-resume", "warm", 3, quality_value="")
     return [Where(GRID, line, "run_index")]
 

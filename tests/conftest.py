@@ -9,6 +9,7 @@ import fcntl
 import io
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -138,3 +139,15 @@ def example_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert main(["check", str(EXAMPLE), "--out", str(work / "decision.json")]) == 0
 
     return _made_once(tmp_path_factory, "example-decision", check) / "decision.json"
+
+
+def gpu_audit(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m generator ARGS` in a process of its own, as a user runs it (its output as text)."""
+    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+@pytest.fixture(scope="session")
+def signed(example_bundle: Path, example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
+    """A signed bundle of inputs/example (no article IDs registered) and its signer's certificate."""
+    return example_bundle, example_keys[1]

@@ -9,13 +9,12 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
 import pikepdf
-import pytest
+from conftest import gpu_audit
 from invoices import Invoice, cii_xml, example_lines, facturx_pdf
 
 from generator.invoice.money import due_findings
@@ -25,15 +24,6 @@ D = Decimal
 COMPARED = "only the invoice's XML was compared, not its printed page"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, timeout=300,
-                          check=False)
-
-
-@pytest.fixture(scope="module")
-def signed(example_bundle: Path, example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
-    """A signed bundle of inputs/example and its signer's certificate."""
-    return example_bundle, example_keys[1]
 
 
 def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes,
@@ -41,7 +31,7 @@ def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes,
     path = tmp_path / "invoice.pdf"
     path.write_bytes(invoice if isinstance(invoice, bytes) else facturx_pdf(invoice))
     bundle, cert = signed
-    return _cli("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
+    return gpu_audit("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
 
 
 def _finding(r: subprocess.CompletedProcess[str], code: str) -> str:
@@ -195,7 +185,7 @@ def test_an_invoice_that_states_no_amount_due_is_never_silently_ok(tmp_path: Pat
     xml = xml.replace(b"<ram:DuePayableAmount>2617.20</ram:DuePayableAmount>", b"")
     bundle, cert = signed
     (tmp_path / "no-due.xml").write_bytes(xml)
-    r = _cli("invoice", "check", str(tmp_path / "no-due.xml"), str(bundle), "--trust", str(cert))
+    r = gpu_audit("invoice", "check", str(tmp_path / "no-due.xml"), str(bundle), "--trust", str(cert))
     # the EN 16931 XSD requires it: refused unread (exit 2); a profile whose XSD does not is a finding
     assert r.returncode == 2 and "DuePayableAmount" in r.stderr, r.stdout + r.stderr
     genuine = tmp_path / "genuine.xml"

@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from conftest import gpu_audit
 from invoices import Invoice, Line, cii_xml, example_lines, facturx_pdf, visible_pdf
 
 from generator.invoice.check import Committed, InvoiceFinding, committed_packages, reconcile
@@ -17,10 +18,6 @@ from generator.invoice.read import read_invoice
 
 D = Decimal
 
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, timeout=300,
-                          check=False)
 
 
 # A small Python process runs the command and reports the peak RSS of it and its children (KiB): measured in
@@ -39,18 +36,13 @@ def _peak(*args: str) -> tuple[int, int, str]:
     return r.returncode, int(peak), err
 
 
-@pytest.fixture(scope="module")
-def signed(example_bundle: Path, example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
-    """A signed bundle of inputs/example and its signer's certificate."""
-    return example_bundle, example_keys[1]
-
 
 def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes, *extra: str,
            name: str = "invoice.pdf") -> subprocess.CompletedProcess[str]:
     path = tmp_path / name
     path.write_bytes(invoice if isinstance(invoice, bytes) else facturx_pdf(invoice))
     bundle, cert = signed
-    return _cli("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
+    return gpu_audit("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
 
 
 def test_the_matching_invoice_checks_out(tmp_path: Path, signed: tuple[Path, Path]) -> None:
@@ -69,9 +61,9 @@ def test_the_bare_cii_xml_and_a_zip_bundle_check_out_too(tmp_path: Path, signed:
         for path in sorted(bundle.rglob("*")):
             if path.is_file():
                 out.write(path, Path("bundle") / path.relative_to(bundle))
-    assert _cli("invoice", "check", str(xml), str(z), "--trust", str(cert)).returncode == 0
+    assert gpu_audit("invoice", "check", str(xml), str(z), "--trust", str(cert)).returncode == 0
     note = bundle / "data" / "decision-note.pdf"
-    assert _cli("invoice", "check", str(xml), str(note), "--trust", str(cert)).returncode == 0
+    assert gpu_audit("invoice", "check", str(xml), str(note), "--trust", str(cert)).returncode == 0
 
 
 def _lines(**changes: dict[str, object]) -> list[Line]:
@@ -172,7 +164,7 @@ def test_a_bundle_that_does_not_verify_is_not_reconciled(tmp_path: Path, signed:
     bundle, cert = signed
     invoice = tmp_path / "invoice.pdf"
     invoice.write_bytes(facturx_pdf(Invoice(example_lines())))
-    r = _cli("invoice", "check", str(invoice), str(bundle))  # no trust anchor: verify never says OK
+    r = gpu_audit("invoice", "check", str(invoice), str(bundle))  # no trust anchor: verify never says OK
     assert r.returncode == 1 and "the bundle does not verify" in r.stdout
 
 
@@ -218,7 +210,7 @@ def test_a_pdf_with_many_or_enormous_attachments_is_exit_2(tmp_path: Path, signe
             pdf.attachments[f"extra-{n}.txt"] = pikepdf.AttachedFileSpec(pdf, b"x")
         pdf.save(tmp_path / "many.pdf")
     bundle, cert = signed
-    r = _cli("invoice", "check", str(tmp_path / "many.pdf"), str(bundle), "--trust", str(cert))
+    r = gpu_audit("invoice", "check", str(tmp_path / "many.pdf"), str(bundle), "--trust", str(cert))
     assert r.returncode == 2 and "80" in r.stderr or "attachments" in r.stderr, r.stderr
     # a factur-x.xml that inflates to 200 MB, made in a child process: a child forked from a big test process
     # would count the test's own pages in its peak RSS
@@ -242,7 +234,7 @@ def test_two_invoice_xmls_in_one_pdf_are_refused(tmp_path: Path, signed: tuple[P
         pdf.attachments["zugferd-invoice.xml"] = pikepdf.AttachedFileSpec(pdf, other, mime_type="text/xml")
         pdf.save(tmp_path / "two.pdf")
     bundle, cert = signed
-    r = _cli("invoice", "check", str(tmp_path / "two.pdf"), str(bundle), "--trust", str(cert))
+    r = gpu_audit("invoice", "check", str(tmp_path / "two.pdf"), str(bundle), "--trust", str(cert))
     assert r.returncode == 2 and "ambiguous" in r.stderr, r.stderr
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
 import pikepdf
 import pytest
+from conftest import gpu_audit
 from invoices import (
     ARTICLES,
     Invoice,
@@ -32,15 +32,6 @@ D = Decimal
 EXAMPLE = Path(__file__).resolve().parent.parent / "inputs" / "example"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, timeout=300,
-                          check=False)
-
-
-@pytest.fixture(scope="module")
-def signed(example_bundle: Path, example_keys: tuple[Path, Path]) -> tuple[Path, Path]:
-    """A signed bundle of inputs/example (no article IDs registered) and its signer's certificate."""
-    return example_bundle, example_keys[1]
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +56,7 @@ def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes, 
     path = tmp_path / name
     path.write_bytes(invoice if isinstance(invoice, bytes) else facturx_pdf(invoice))
     bundle, cert = signed
-    return _cli("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
+    return gpu_audit("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
 
 
 # ------------------------------------------------------------------------------------------ lines named, not coded

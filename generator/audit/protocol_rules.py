@@ -50,7 +50,6 @@ def check_paths(protocol: Protocol, file: str, folder: CampaignFolder, out: list
                     f"name the {what} CSV relative to the campaign folder, " + _NO_WAY_OUT)
 
 
-
 def check_local_time(where: str, value: str, tz: str, file: str, out: list[Finding]) -> None:
     """A window time in the spring gap or the autumn overlap of its zone: its hours would be 1 h off, silently."""
     issue = cost.local_time_issue(value, tz)

@@ -218,3 +218,23 @@ def test_out_of_memory_kept(kit: dict[str, Any], tmp_path: Path, monkeypatch: py
     with (out / "predictions/series/v1/warm-1.csv").open(encoding="utf-8", newline="") as fh:
         assert len(list(csv.reader(fh))) - 1 == completed < N
     assert len(rows) == 4  # never retried with a smaller batch
+
+
+def test_sentence_embedding_with_head(kit: dict[str, Any], tmp_path: Path) -> None:
+    model = tmp_path / "embedder"
+    model.mkdir()
+    for f in kit["model"].iterdir():
+        if f.name != "config.json":
+            (model / f.name).write_bytes(f.read_bytes())
+    config = json.loads((kit["model"] / "config.json").read_text(encoding="utf-8"))
+    config["architectures"] = ["BertModel"]
+    (model / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    torch.manual_seed(1)
+    torch.save({"format": hfmodel.HEAD_FORMAT, "classes": CLASSES, "weight": torch.randn(len(CLASSES), 32),
+                "bias": torch.zeros(len(CLASSES)), "pooling": "mean", "normalize": True}, model / hfmodel.HEAD_FILE)
+    revision = hfmodel.model_revision(model)
+    assert revision.startswith("sha256sum:")  # the weights and the head, together
+    proto = protocol(kit, "batch", [2, 4], model_revision=revision,
+                     tokenizer_revision=hfmodel.tokenizer_revision(model))
+    out = run(kit, tmp_path, proto, str(model))
+    assert "linear head" in measurement(out, 0)["model"]["name"]

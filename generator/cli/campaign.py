@@ -101,8 +101,9 @@ def _cmd_cold(args: argparse.Namespace) -> int:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("protocol", metavar="PROTOCOL", help="the registered protocol.json (copied into the campaign)")
     p.add_argument("--model", required=True, metavar="MODEL",
-                   help="a reference-classifier .pt file (from `campaign train`) or module:function returning a "
-                        "batch-predict model")
+                   help="a Hugging Face model directory (sequence classification, or sentence embedding with "
+                        "gpu-audit-head.pt; loaded offline), a reference-classifier .pt file (from `campaign train`), "
+                        "or module:function (a batch function: texts in, labels out); see docs/gpu.md")
     p.add_argument("--corpus", required=True, metavar="CORPUS",
                    help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label)")
     p.add_argument("--device", required=True, metavar="DEVICE", help="explicit GPU device cuda:N")
@@ -124,14 +125,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     csub = p.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND", required=True)
 
     r = csub.add_parser(
-        "run", help="run the registered batch series on one GPU and write the campaign folder",
-        description="For each experiment of PROTOCOL (declared variable: batch): a cold run per variant in a "
-        "fresh process (when registered), the registered warm-up, then the registered warm runs in rotated "
-        "order. Each run reads the corpus, tokenises, transfers, infers and materialises the predictions on "
+        "run", help="run the registered series on one GPU and write the campaign folder",
+        description="For each experiment of PROTOCOL (declared variable: batch, precision, context or seed): a "
+        "cold run per variant in a fresh process (when registered), the registered warm-up, then the registered "
+        "warm runs in the registered order (rotated, or drawn: drawn_sequence). "
+        "Each run reads the corpus, tokenises, transfers, infers and materialises the predictions on "
         "the host between two device synchronisations. Writes protocol.json, expected-ids.csv, reference.csv, "
         "tarifs-forfaits.csv (published prices only), resultats-bruts.csv, one measurement JSON per variant "
-        "and one prediction file per attempt; failures are kept. Needs only the standard library, torch and "
-        "numpy. Without a GPU it exits 2 and writes nothing.")
+        "and one prediction file per attempt; failures are kept (an out-of-memory batch is never retried "
+        "smaller). Needs only the standard library, torch and numpy (transformers for a model "
+        "directory). Without a GPU it exits 2 and writes nothing.")
     _common(r)
     r.set_defaults(handler=_cmd_run)
 

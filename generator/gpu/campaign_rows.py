@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 from typing import Any
 
 from generator import __version__
 from generator.core.metrics import compute_metric, quality_rule_holds
 from generator.core.resources import published_tariffs
-from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan
+from generator.core.safefiles import write_new_file
+from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan, Settings, read_corpus
 
 WARMUP_TEXTS = 64
 CPU_NOTE = "TEST-ONLY CPU run (--allow-cpu-for-tests): not a GPU measurement, no memory counters"
@@ -35,8 +37,38 @@ def _assess(plan: Plan, done: list[tuple[str, str]]) -> dict[str, Any]:
     if ids_match and format_valid:
         value = compute_metric(q["metric"], [plan.reference[i] for i in plan.ids], [seen[i] for i in plan.ids])
         ok, _ = quality_rule_holds(value, q["threshold"], q["tolerance"], q["direction"], q["reference"]["value"])
+        rules = {g["id"]: g for g in q.get("subgroups") or []}
+        for group in plan.subgroups:  # a run is accepted only if the whole corpus and every subgroup are
+            rule = rules[group.id]
+            members = list(dict.fromkeys(group.ids))
+            sub = compute_metric(q["metric"], [plan.reference[i] for i in members], [seen[i] for i in members])
+            held, _ = quality_rule_holds(sub, rule.get("threshold", q["threshold"]),
+                                         rule.get("tolerance", q["tolerance"]), q["direction"],
+                                         rule.get("reference_value", q["reference"]["value"]))
+            ok = ok and held
         cells.update(quality_value=round(value, 6), corpus_accepted=ok)
     return cells
+
+
+def truncation(plan: Plan, model: BatchModel, context: int) -> dict[str, Any]:
+    """The truncation the model applies to the corpus at `context`: how many texts it cuts, overall and per planned
+    subgroup; `reported: false` when the model cannot say (an entry point without `cut`)."""
+    cut_fn = getattr(model, "cut", None)
+    if not callable(cut_fn):
+        return {"context": context, "reported": False}
+    ids, texts = read_corpus(plan.corpus_path)
+    cut = {i for i, c in zip(ids, cut_fn(texts), strict=True) if c}
+    return {"context": context, "reported": True, "texts": len(ids), "texts_cut": len(cut),
+            "by_subgroup": {g.id: sum(1 for i in set(g.ids) if i in cut) for g in plan.subgroups}}
+
+
+def truncation_note(record: dict[str, Any]) -> str:
+    """The truncation as the grid's notes say it."""
+    if not record["reported"]:
+        return f"truncation at {record['context']} tokens: not reported by the model"
+    groups = ", ".join(f"{k} {v}" for k, v in record["by_subgroup"].items())
+    return (f"truncation at {record['context']} tokens: {record['texts_cut']} of {record['texts']} texts cut"
+            + (f" ({groups})" if groups else ""))
 
 
 def csv_cell(value: Any) -> Any:
@@ -48,7 +80,8 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], completed: int) -> str:
+def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], completed: int,
+           extra: list[str]) -> str:
     """The notes cell: test run, outcome, what the timer covers, cold or warm, and the registered quality rule."""
     q = plan.protocol["quality"]
     parts = []
@@ -62,25 +95,27 @@ def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], 
                  "labels on the host, between two device synchronisations")
     parts.append("cold run in a fresh process (its own model load, no warm-up)" if phase == "cold" else
                  f"warm run in the campaign process after the registered warm-up ({WARMUP_TEXTS} texts x iterations)")
+    parts.extend(extra)
     parts.append(f"quality {q['metric']} {q['direction'].replace('_', ' ')}: at least {q['threshold']} and at most "
                  f"{q['tolerance']} below the reference {q['reference']['value']} ({q['reference']['name']})")
     return "; ".join(parts)
 
 
 def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel, exp: dict[str, Any],
-              variant: dict[str, Any], phase: str, run_index: int, row: dict[str, Any],
-              done: list[tuple[str, str]]) -> dict[str, Any]:
-    """The grid row of one attempt, with a private `_outcome` (ok, oom or failed) for the summary."""
+              variant: dict[str, Any], settings: Settings, phase: str, run_index: int, row: dict[str, Any],
+              done: list[tuple[str, str]], extra: list[str]) -> dict[str, Any]:
+    """The grid row of one attempt, with a private `_outcome` (ok, oom or failed) for the summary; `extra` are
+    notes of its own (run order, truncation, precision)."""
     cells = _assess(plan, done)
     failed = row["status"] != "ok"
     gpu = config.device != "cpu"
     return {
         "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": plan.corpus_revision,
-        "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": plan.seed,
+        "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": settings.seed,
         "gpu_model": env["gpu_name"] if gpu else None, "gpu_count": 1 if gpu else 0, "device": config.device,
         "driver_version": env["driver_version"], "python_version": env["python_version"],
         "torch_version": env["torch_version"], "runtime_version": env["runtime_version"],
-        "precision": plan.precision, "batch": int(variant["value"]), "context": plan.context,
+        "precision": settings.precision, "batch": settings.batch, "context": settings.context,
         "phase": phase, "run_index": run_index,
         "warmup_iterations": exp["warmup"]["iterations"] if phase == "warm" else 0, **cells,
         "elapsed_seconds": None if failed or row["elapsed_seconds"] is None else round(row["elapsed_seconds"], 6),
@@ -88,7 +123,7 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
                                "peak_reserved_bytes")},
         "duration_days": _periods(exp["rental"])[0], "lots": exp["rental"]["lots"],
         "package_total_usd_minor": _package_total(exp["rental"]), "accepted_unique_corpora": None,
-        "notes": _notes(plan, config, phase, row, len(done)),
+        "notes": _notes(plan, config, phase, row, len(done), extra),
         "_outcome": "ok" if not failed else ("oom" if (row["error"] or "").startswith("out of memory") else "failed"),
     }
 
@@ -112,23 +147,65 @@ def _package_total(rental: dict[str, Any]) -> int | None:
 
 
 def measurement_document(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel,
-                         exp: dict[str, Any], variant: dict[str, Any], phases: list[dict[str, Any]]) -> dict[str, Any]:
-    """The measurement JSON of one variant (measurement schema): its run, environment, configuration, model, phases."""
+                         exp: dict[str, Any], variant: dict[str, Any], settings: Settings, phases: list[dict[str, Any]],
+                         described: dict[str, Any]) -> dict[str, Any]:
+    """The measurement JSON of one variant (measurement schema): its run, environment, configuration, model, phases.
+
+    `described` joins the model's record: truncation, padding, precision, run order."""
     return {
         "schema_version": "1",
         "tool": f"gpu-audit {__version__} campaign run" + (" (TEST-ONLY CPU run)" if config.device == "cpu" else ""),
         "synthetic_data": False,
         "run": {"experiment_id": exp["id"], "variant_id": variant["id"]},
         "environment": env,
-        "configuration": {"device": config.device, "batch": int(variant["value"]), "context": plan.context,
-                          "dtype": plan.precision, "warmup": exp["warmup"]["iterations"],
-                          "repeats": exp["runs_per_variant"], "seed": plan.seed},
+        "configuration": {"device": config.device, "batch": settings.batch, "context": settings.context,
+                          "dtype": settings.precision, "warmup": exp["warmup"]["iterations"],
+                          "repeats": exp["runs_per_variant"], "seed": settings.seed},
         "model": {"name": model.name[:200], "revision": model.revision[:200],
                   "parameter_count": int(model.parameter_count),
                   "tokenizer_revision": model.tokenizer_revision,
                   "phases_note": ("model_load, inputs and cold_forward come from the cold run's fresh process; "
                                   "warmup and warm_forward from the campaign process"
                                   if exp["cold_runs_per_variant"] == 1 else
-                                  "every phase comes from the campaign process")},
+                                  "every phase comes from the campaign process"), **described},
         "phases": phases,
     }
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(cell: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula gets a leading apostrophe; numbers stay numbers."""
+    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
+        return "'" + cell
+    return cell
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
+    """Write a new CSV file (never overwriting), with formula-like text cells neutralised."""
+    buf = io.StringIO()
+    # RFC 4180 line ends: the csv module quotes a cell holding a line-end character, a lone CR included.
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(header)
+    writer.writerows([neutralise(c) for c in row] for row in rows)
+    write_new_file(path, buf.getvalue().encode("utf-8"), what="campaign file")
+
+
+def rotation(values: list[Any], runs: int) -> list[list[Any]]:
+    """1-4-8, 4-8-1, 8-1-4, ...: no variant always first."""
+    return [values[i % len(values):] + values[: i % len(values)] for i in range(runs)]
+
+
+def run_sequence(exp: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
+    """The experiment's warm runs in the registered order, as (variant, run index): rotated rounds, or the
+    drawn_sequence registered with order drawn (the k-th time a variant is drawn is its run k)."""
+    variants = exp["variants"]
+    if exp.get("order", "rotated") == "rotated":
+        return [(v, r) for r, order in enumerate(rotation(variants, exp["runs_per_variant"]), start=1) for v in order]
+    by_id, seen = {v["id"]: v for v in variants}, dict.fromkeys((v["id"] for v in variants), 0)
+    out = []
+    for vid in exp["drawn_sequence"]:
+        seen[vid] += 1
+        out.append((by_id[vid], seen[vid]))
+    return out

@@ -1,20 +1,20 @@
-"""`campaign run`: execute a registered batch protocol on one GPU and write the campaign folder it audits.
+"""`campaign run`: execute a registered protocol on one GPU and write the campaign folder it audits.
 
-At run time this imports only the standard library, torch and numpy, so it runs on a bare GPU machine.
+At run time this imports only the standard library, torch and numpy (and transformers for a model directory), so
+it runs on a bare GPU machine.
 What it reads is in `campaign_inputs` (with the model interface), what each attempt leaves in `campaign_rows`.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +25,31 @@ from generator.gpu.campaign_inputs import (
     BatchModel,
     CampaignConfig,
     Plan,
+    Settings,
     campaign_environment,
     corpus_revision,
     load_model,
     make_plan,
     read_corpus,
 )
-from generator.gpu.campaign_rows import MAX_ERROR, WARMUP_TEXTS, csv_cell, grid_row, measurement_document
+from generator.gpu.campaign_rows import (
+    MAX_ERROR,
+    WARMUP_TEXTS,
+    csv_cell,
+    grid_row,
+    measurement_document,
+    neutralise,
+    rotation,
+    run_sequence,
+    truncation,
+    truncation_note,
+    write_csv,
+)
 from generator.gpu.environment import parse_device
 from generator.gpu.phases import counters_for, phase_row, run_phase, utc_now
 
 __all__ = ["CampaignConfig", "CampaignResult", "cold_run_child", "corpus_revision", "neutralise", "rotation",
-           "run_campaign", "write_csv"]
+           "run_campaign", "run_sequence", "write_csv"]
 
 # The grid's columns and the published prices have one source each: the schema and the packaged tariffs.
 GRID_COLUMNS: list[str] = load_schema("raw-results-row")["x-csv-columns"]
@@ -56,16 +69,41 @@ class CampaignResult:
 
 
 @dataclass
+class _Loaded:
+    """A model loaded for one (precision, context): its model_load phase and the truncation it applies."""
+
+    model: BatchModel
+    load_row: dict[str, Any]
+    truncation: dict[str, Any]
+
+
+@dataclass
 class _Session:
-    """The campaign process's run: its plan, the loaded model and counters, and the folder being written."""
+    """The campaign process's run: its plan, the models loaded and counters, and the folder being written."""
 
     plan: Plan
     config: CampaignConfig
     torch: Any
     counters: Any
     env: dict[str, Any]
-    model: BatchModel
     tmp: Path
+    models: dict[tuple[str, int], _Loaded] = field(default_factory=dict)
+
+    def loaded(self, st: Settings, fresh: bool = False) -> _Loaded:
+        """The model for these settings, loaded (and its load timed) the first time they are needed, or again when
+        `fresh` (a variant's own model_load; the new copy replaces the old). One model per (precision, context)
+        stays in memory, so a variant's baseline counts the weights of the others loaded before it."""
+        key = (st.precision, st.context)
+        if fresh or key not in self.models:
+            self.torch.manual_seed(st.seed)
+            row, model = run_phase(self.torch, self.counters, "model_load",
+                                   lambda: load_model(self.config.model, self.config.device, st.precision, st.context))
+            if model is None:
+                raise EnvironmentProblemError(f"the model could not be loaded on {self.config.device} "
+                                              f"({st.precision}, context {st.context}): {row['error']}")
+            old = self.models.pop(key, None)
+            self.models[key] = _Loaded(model, row, old.truncation if old else truncation(self.plan, model, st.context))
+        return self.models[key]
 
 
 # --------------------------------------------------------------------------- one run
@@ -111,34 +149,19 @@ def _warmup(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, bat
     return row
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise(cell: Any) -> Any:
-    """A text cell that a spreadsheet would run as a formula gets a leading apostrophe; numbers stay numbers."""
-    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
-        return "'" + cell
-    return cell
-
-
-def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
-    """Write a new CSV file (never overwriting), with formula-like text cells neutralised."""
-    buf = io.StringIO()
-    # RFC 4180 line ends: the csv module quotes a cell holding a line-end character, a lone CR included.
-    writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow(header)
-    writer.writerows([neutralise(c) for c in row] for row in rows)
-    write_new_file(path, buf.getvalue().encode("utf-8"), what="campaign file")
-
-
 def _write_json(path: Path, document: dict[str, Any]) -> None:
     write_new_file(path, (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"),
                    what="campaign file")
 
 
-def rotation(values: list[Any], runs: int) -> list[list[Any]]:
-    """1-4-8, 4-8-1, 8-1-4, ...: no variant always first."""
-    return [values[i % len(values):] + values[: i % len(values)] for i in range(runs)]
+def _described(loaded: _Loaded, exp: dict[str, Any]) -> dict[str, Any]:
+    """What the measurement's model record adds: truncation, padding, precision and the run order followed."""
+    model = loaded.model
+    order = exp.get("order", "rotated")
+    return {"truncation": loaded.truncation, "padding": str(getattr(model, "padding", "not reported by the model")),
+            "precision": str(getattr(model, "precision", "not reported by the model")),
+            "run_order": order + (f" (drawn_sequence of {len(exp['drawn_sequence'])} warm runs)" if order == "drawn"
+                                  else f" ({exp['runs_per_variant']} rounds, the first variant rotating)")}
 
 
 # --------------------------------------------------------------------------- cold run in a fresh process
@@ -149,18 +172,19 @@ def cold_run_child(config: CampaignConfig, experiment: str, variant: str, predic
     plan = make_plan(config)
     torch, _ = campaign_environment(config)
     exp = next(e for e in plan.experiments if e["id"] == experiment)
-    batch = int(next(v for v in exp["variants"] if v["id"] == variant)["value"])
+    st = plan.settings(exp, next(v for v in exp["variants"] if v["id"] == variant))
     counters = counters_for(torch, config.device)
     phases: list[dict[str, Any]] = []
     done: list[tuple[str, str]] = []
-    torch.manual_seed(plan.seed)
+    torch.manual_seed(st.seed)
     row, model = run_phase(torch, counters, "model_load",
-                           lambda: load_model(config.model, config.device, plan.precision, plan.context))
+                           lambda: load_model(config.model, config.device, st.precision, st.context))
     phases.append(row)
     if model is not None:
         row, _ = run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
         phases.append(row)
-        row, done = _timed_run(torch, counters, model, plan.corpus_path, batch, "cold_forward", None)
+        torch.manual_seed(st.seed)
+        row, done = _timed_run(torch, counters, model, plan.corpus_path, st.batch, "cold_forward", None)
         phases.append(row)
     write_csv(predictions, ["id", "label"], [list(r) for r in done])
     write_new_file(result, json.dumps({"phases": phases, "completed": len(done)}).encode("utf-8"),
@@ -261,18 +285,15 @@ def _execute(plan: Plan, config: CampaignConfig, torch: Any, env: dict[str, Any]
     write_csv(tmp / files["expected_ids"], ["id"], [[i] for i in plan.ids])
     write_csv(tmp / files["reference"], ["id", "label"], [[i, plan.reference[i]] for i in plan.ids])
     write_new_file(tmp / files["tariffs"], published_tariffs().read_bytes(), what="campaign file")
+    for group in plan.subgroups:  # the planned subgroups' ID files, as registered
+        (tmp / group.ids_file).parent.mkdir(parents=True, exist_ok=True)
+        write_new_file(tmp / group.ids_file, (config.corpus / group.ids_file).read_bytes(), what="campaign file")
     cold = _cold_runs(plan, config, tmp)
     counters = counters_for(torch, config.device)
-    torch.manual_seed(plan.seed)
-    load_row, model = run_phase(torch, counters, "model_load",
-                                lambda: load_model(config.model, config.device, plan.precision, plan.context))
-    if model is None:
-        raise EnvironmentProblemError(f"the model could not be loaded on {config.device}: {load_row['error']}")
-    inputs_row, _ = run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
-    session = _Session(plan=plan, config=config, torch=torch, counters=counters, env=env, model=model, tmp=tmp)
+    session = _Session(plan=plan, config=config, torch=torch, counters=counters, env=env, tmp=tmp)
     rows: list[dict[str, Any]] = []
     for exp in plan.experiments:
-        rows.extend(_run_experiment(session, exp, cold, [load_row, inputs_row]))
+        rows.extend(_run_experiment(session, exp, cold))
     write_csv(tmp / files["raw_results"], GRID_COLUMNS, [[csv_cell(r[c]) for c in GRID_COLUMNS] for r in rows])
     return rows
 
@@ -295,25 +316,31 @@ def _cold_runs(plan: Plan, config: CampaignConfig, tmp: Path) -> _Cold:
     return cold
 
 
-def _run_experiment(s: _Session, exp: dict[str, Any], cold: _Cold,
-                    shared: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One experiment: each variant's cold phases and warm-up, the warm runs in rotated order; its grid rows."""
+def _run_experiment(s: _Session, exp: dict[str, Any], cold: _Cold) -> list[dict[str, Any]]:
+    """One experiment: each variant's cold phases and warm-up, the warm runs in the registered order; its rows."""
     variants = exp["variants"]
     phases: dict[str, list[dict[str, Any]]] = {}
     by_key: dict[tuple[str, int], dict[str, Any]] = {}
+    sequence = run_sequence(exp)
     for v in variants:
-        phases[v["id"]] = _cold_phases(s, exp, v, cold, shared, by_key)
-        phases[v["id"]].append(_warmup(s.torch, s.counters, s.model, s.plan.corpus_path, int(v["value"]),
+        st = s.plan.settings(exp, v)
+        loaded = s.loaded(st)
+        phases[v["id"]] = _cold_phases(s, exp, v, st, cold, by_key)
+        s.torch.manual_seed(st.seed)
+        phases[v["id"]].append(_warmup(s.torch, s.counters, loaded.model, s.plan.corpus_path, st.batch,
                                        exp["warmup"]["iterations"]))
-    for run_index, order in enumerate(rotation(variants, exp["runs_per_variant"]), start=1):
-        for v in order:
-            row, done = _timed_run(s.torch, s.counters, s.model, s.plan.corpus_path, int(v["value"]),
-                                   "warm_forward", run_index)
-            phases[v["id"]].append(row)
-            write_csv(_prediction_path(s.plan, s.tmp, exp["id"], v["id"], "warm", run_index), ["id", "label"],
-                      [list(r) for r in done])
-            by_key[(v["id"], run_index)] = grid_row(s.plan, s.config, s.env, s.model, exp, v, "warm", run_index,
-                                                    row, done)
+    for position, (v, run_index) in enumerate(sequence, start=1):
+        st = s.plan.settings(exp, v)
+        loaded = s.loaded(st)
+        s.torch.manual_seed(st.seed)
+        row, done = _timed_run(s.torch, s.counters, loaded.model, s.plan.corpus_path, st.batch,
+                               "warm_forward", run_index)
+        phases[v["id"]].append(row)
+        write_csv(_prediction_path(s.plan, s.tmp, exp["id"], v["id"], "warm", run_index), ["id", "label"],
+                  [list(r) for r in done])
+        order = f"order {exp.get('order', 'rotated')}: warm run {position} of {len(sequence)} of the experiment"
+        by_key[(v["id"], run_index)] = grid_row(s.plan, s.config, s.env, loaded.model, exp, v, st, "warm",
+                                                run_index, row, done, _extra(loaded, [order]))
     rows: list[dict[str, Any]] = []
     for v in variants:
         mine = [r for (vid, _), r in sorted(by_key.items(), key=lambda kv: kv[0][1]) if vid == v["id"]]
@@ -322,20 +349,35 @@ def _run_experiment(s: _Session, exp: dict[str, Any], cold: _Cold,
             r["accepted_unique_corpora"] = accepted
         rows.extend(mine)
         rel = v.get("measurement") or f"measurements/{exp['id']}-{v['id']}.json"
-        _write_json(s.tmp / rel, measurement_document(s.plan, s.config, s.env, s.model, exp, v, phases[v["id"]]))
+        st = s.plan.settings(exp, v)
+        loaded = s.loaded(st)
+        _write_json(s.tmp / rel, measurement_document(s.plan, s.config, s.env, loaded.model, exp, v, st,
+                                                      phases[v["id"]], _described(loaded, exp)))
     return rows
 
 
-def _cold_phases(s: _Session, exp: dict[str, Any], v: dict[str, Any], cold: _Cold, shared: list[dict[str, Any]],
+def _extra(loaded: _Loaded, head: list[str]) -> list[str]:
+    """A row's own notes: the order it ran in, then its truncation and precision."""
+    return [*head, truncation_note(loaded.truncation),
+            f"precision {getattr(loaded.model, 'precision', 'not reported by the model')}"]
+
+
+def _cold_phases(s: _Session, exp: dict[str, Any], v: dict[str, Any], st: Settings, cold: _Cold,
                  by_key: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
-    """A variant's first phases: its fresh process's (and their grid row), or a cold_forward in this process."""
+    """A variant's first phases: its fresh process's (and their grid row), or its own model_load, inputs and
+    cold_forward in this process."""
     if (exp["id"], v["id"]) in cold:
+        loaded = s.loaded(st)  # for the warm runs; its load belongs to no measurement
         head, _completed = cold[(exp["id"], v["id"])]
         done = _read_predictions(_prediction_path(s.plan, s.tmp, exp["id"], v["id"], "cold", 1))
-        by_key[(v["id"], 0)] = grid_row(s.plan, s.config, s.env, s.model, exp, v, "cold", 1, head[-1], done)
+        by_key[(v["id"], 0)] = grid_row(s.plan, s.config, s.env, loaded.model, exp, v, st, "cold", 1, head[-1],
+                                        done, _extra(loaded, ["cold run before the warm runs"]))
         return list(head)
-    row, _ = _timed_run(s.torch, s.counters, s.model, s.plan.corpus_path, int(v["value"]), "cold_forward", None)
-    return [*shared, row]
+    loaded = s.loaded(st, fresh=True)
+    inputs, _ = run_phase(s.torch, s.counters, "inputs", lambda: corpus_revision(s.plan.corpus_path))
+    s.torch.manual_seed(st.seed)
+    row, _ = _timed_run(s.torch, s.counters, loaded.model, s.plan.corpus_path, st.batch, "cold_forward", None)
+    return [loaded.load_row, inputs, row]
 
 
 def _read_predictions(path: Path) -> list[tuple[str, str]]:

@@ -88,7 +88,8 @@ def run_phase(torch: Any, counters: Any, name: str, fn: Callable[[], Any],
     """Measure one phase: sync, baselines, reset peaks, time fn and sync, then final values and absolute peaks.
 
     Returns the row and fn's result, kept alive until after the final readings; the caller frees it.
-    An out-of-memory or runtime error makes the row failed (no duration) and the result None.
+    An out-of-memory or runtime error makes the row failed (no duration) and the result None; its error starts
+    with "out of memory" for torch.cuda.OutOfMemoryError or a RuntimeError whose message says out of memory.
     started_at and ended_at (UTC) bracket the timed part, a failed one too: they are what proves that the
     run lay inside the registered window.
     """
@@ -110,7 +111,8 @@ def run_phase(torch: Any, counters: Any, name: str, fn: Callable[[], Any],
         result = None
         row["status"] = "failed"
         row["elapsed_seconds"] = None
-        kind = "out of memory" if isinstance(exc, torch.cuda.OutOfMemoryError) else "runtime error"
+        oom = isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
+        kind = "out of memory" if oom else "runtime error"
         row["error"] = f"{kind}: {type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
         del exc
         try:

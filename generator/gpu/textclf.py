@@ -101,6 +101,12 @@ class ReferenceClassifier:
         self.parameter_count = sum(int(p.numel()) for p in model.parameters())
         self.device = torch.device(device)
         self.model = model.to(dtype=getattr(torch, dtype)).to(self.device)
+        self.padding = "right, with bucket id 0, to the longest text of the batch (masked mean)"
+        self.precision = f"{dtype}: weights cast to {dtype}, no autocast"
+
+    def cut(self, texts: Sequence[str]) -> list[bool]:
+        """Which texts the context truncates (more words than it keeps)."""
+        return [len(_WORD.findall(t.lower())) > self.context for t in texts]
 
     def predict(self, texts: Sequence[str]) -> list[str]:
         """Tokenise, transfer, infer and bring the labels back to the host."""

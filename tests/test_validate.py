@@ -334,3 +334,15 @@ def test_a_semicolon_delimited_prediction_file_is_one_finding(run_cli, campaign:
     about = [ln for ln in r.out.splitlines() if ln.startswith(shown)]
     assert about == [f"{shown}:1: the file's fields are separated by semicolons (';'), not commas (as a spreadsheet "
                      "set to a French or German locale saves it); it was not read further [warning csv-delimiter]"]
+
+
+def test_an_empty_notes_cell_means_not_recorded(run_cli, campaign: Path) -> None:
+    rows = read_grid(campaign)
+    notes = rows[0].index("notes")
+    for row in rows[1:]:
+        if "outcome=" not in row[notes]:  # a failed attempt's notes say so: those stay
+            row[notes] = ""
+    write_grid(campaign, rows)
+    r = run_cli("validate", str(campaign))
+    assert "missing-value" not in r.out
+    assert r.code == 0, r.out

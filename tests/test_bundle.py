@@ -375,3 +375,11 @@ def test_the_note_is_signed_with_the_key_already_loaded(keys: tuple[Path, Path],
     (tmp_path / "signed.pdf").write_bytes(signing.sign_pdf(identity, pdf))
     shown = subprocess.run(["pdfsig", str(tmp_path / "signed.pdf")], capture_output=True, text=True, check=False)
     assert "Signature is Valid." in shown.stdout, shown.stdout
+
+
+def test_an_out_path_ending_in_zip_writes_a_zip(run_cli, keys: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "x.zip"
+    r = run_cli("build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet")
+    assert r.code == 0, r.err
+    assert out.is_file() and zipfile.is_zipfile(out)
+    assert run_cli("verify", str(out), "--trust", str(keys[1])).code == 0

@@ -383,3 +383,26 @@ def test_an_out_path_ending_in_zip_writes_a_zip(run_cli, keys: tuple[Path, Path]
     assert r.code == 0, r.err
     assert out.is_file() and zipfile.is_zipfile(out)
     assert run_cli("verify", str(out), "--trust", str(keys[1])).code == 0
+
+
+def test_an_os_artefact_fails_with_what_it_is_and_how_to_remove_it(run_cli, bundle: Path, tmp_path: Path) -> None:
+    (bundle / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (bundle / "data" / "Thumbs.db").write_bytes(b"\xd0\xcf")
+    (bundle / "__MACOSX").mkdir()
+    (bundle / "__MACOSX" / "._bagit.txt").write_bytes(b"\0\5\26\7")
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    lines = [ln for ln in r.out.splitlines() if "[os-artefact]" in ln]
+    assert lines == [
+        f".DS_Store: a file macOS Finder adds to a folder it showed, not part of the signed bundle: remove it with "
+        f"`rm {bundle}/.DS_Store` and verify again [os-artefact]",
+        f"__MACOSX: a folder macOS adds when it zips (resource forks), not part of the signed bundle: remove it "
+        f"with `rm -r {bundle}/__MACOSX` and verify again [os-artefact]",
+        f"data/Thumbs.db: a thumbnail cache Windows Explorer adds, not part of the signed bundle: remove it with "
+        f"`rm {bundle}/data/Thumbs.db` and verify again [os-artefact]",
+    ], r.out
+    assert "unexpected-f" not in r.out
+    for line in lines:
+        subprocess.run(line.split("`")[1], shell=True, check=True)
+    assert run_cli("verify", str(bundle)).out.count("[os-artefact]") == 0
+    assert "OK" not in r.out

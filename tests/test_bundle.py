@@ -211,7 +211,7 @@ def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path
     r = run_cli("build", str(campaign), "-o", str(tmp_path / "b"), "--key", str(keys[0]), "--cert", str(keys[1]),
                 "--strict")
     assert r.code == 1
-    assert "not built: 1 error findings and --strict was given" in r.out
+    assert "not built: 1 error finding and --strict was given" in r.out
     assert not (tmp_path / "b").exists()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".b")]  # no half-made copies left
 

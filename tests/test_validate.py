@@ -346,3 +346,9 @@ def test_an_empty_notes_cell_means_not_recorded(run_cli, campaign: Path) -> None
     r = run_cli("validate", str(campaign))
     assert "missing-value" not in r.out
     assert r.code == 0, r.out
+
+
+def test_counts_are_singular_for_one(run_cli, campaign: Path) -> None:
+    set_cell(campaign, 4, "ids_match", "yes")
+    r = run_cli("validate", str(campaign))
+    assert r.out.strip().endswith(f"{campaign}: 1 error, 0 warnings, 0 info"), r.out

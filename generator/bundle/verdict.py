@@ -27,7 +27,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from generator.core.codes import registered
-from generator.core.termtext import escape_terminal, quoted_words
+from generator.core.termtext import counted, escape_terminal, quoted_words
 
 # What each identity problem says of the signer, for the `identity: FAILED` line; the bundle may still be intact.
 IDENTITY_REASONS = {
@@ -237,7 +237,7 @@ def report_lines(report: Report) -> list[str]:
     if report.intact:
         lines = [f"integrity: intact: {escape_terminal(_what(report))}"]
     elif failed:
-        lines = [f"integrity: FAILED: {failed} problem(s) above"]
+        lines = [f"integrity: FAILED: {counted(failed, 'problem')} above"]
     else:
         lines = ["integrity: NOT CHECKED: nothing an untrusted signer made is parsed"]
     lines += _signer_lines(report, fp)

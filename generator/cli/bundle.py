@@ -130,14 +130,14 @@ def _cmd_build(args: argparse.Namespace) -> int:
                               strict=args.strict, organization=args.organization, progress=progress,
                               limits=limits_of(args), tsa_url=args.tsa, language=args.lang, workers=workers)
     from generator.audit.report import format_decision, format_findings
-    from generator.core.termtext import escape_terminal
+    from generator.core.termtext import counted, escape_terminal
 
     if show:
         sys.stderr.write("\n")
     errors = result.check.errors
     if not result.built:
         print(format_findings(errors, subject=args.campaign_dir, max_findings=args.max_findings))
-        print(f"not built: {len(errors)} error findings and --strict was given")
+        print(f"not built: {counted(len(errors), 'error finding')} and --strict was given")
         return 1
     if not args.quiet:
         print(format_decision(result.check.document))
@@ -153,7 +153,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from generator.bundle.verdict import add_library_warnings, report_lines
     from generator.bundle.verify import verify_bundle
-    from generator.core.termtext import escape_terminal
+    from generator.core.termtext import counted, escape_terminal
 
     require_max_findings(args)
     # A library's warning (cryptography on a certificate that breaks RFC 5280) would reach stderr on its own,
@@ -168,7 +168,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     for problem in report.problems[: args.max_findings]:
         print(escape_terminal(str(problem)))
     if len(report.problems) > args.max_findings:
-        print(f"... and {len(report.problems) - args.max_findings} more problems")
+        print(f"... and {counted(len(report.problems) - args.max_findings, 'more problem')}")
     for line in report_lines(report):
         print(line)
     return 0 if report.ok else 1

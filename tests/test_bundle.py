@@ -211,7 +211,7 @@ def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path
     r = run_cli("build", str(campaign), "-o", str(tmp_path / "b"), "--key", str(keys[0]), "--cert", str(keys[1]),
                 "--strict")
     assert r.code == 1
-    assert "not built: 1 error findings and --strict was given" in r.out
+    assert "not built: 1 error finding and --strict was given" in r.out
     assert not (tmp_path / "b").exists()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".b")]  # no half-made copies left
 
@@ -375,3 +375,57 @@ def test_the_note_is_signed_with_the_key_already_loaded(keys: tuple[Path, Path],
     (tmp_path / "signed.pdf").write_bytes(signing.sign_pdf(identity, pdf))
     shown = subprocess.run(["pdfsig", str(tmp_path / "signed.pdf")], capture_output=True, text=True, check=False)
     assert "Signature is Valid." in shown.stdout, shown.stdout
+
+
+def test_an_out_path_ending_in_zip_writes_a_zip(run_cli, keys: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "x.zip"
+    r = run_cli("build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet")
+    assert r.code == 0, r.err
+    assert out.is_file() and zipfile.is_zipfile(out)
+    assert run_cli("verify", str(out), "--trust", str(keys[1])).code == 0
+
+
+def test_an_os_artefact_fails_with_what_it_is_and_how_to_remove_it(run_cli, bundle: Path, tmp_path: Path) -> None:
+    (bundle / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (bundle / "data" / "Thumbs.db").write_bytes(b"\xd0\xcf")
+    (bundle / "__MACOSX").mkdir()
+    (bundle / "__MACOSX" / "._bagit.txt").write_bytes(b"\0\5\26\7")
+    r = run_cli("verify", str(bundle))
+    assert r.code == 1
+    lines = [ln for ln in r.out.splitlines() if "[os-artefact]" in ln]
+    assert lines == [
+        f".DS_Store: a file macOS Finder adds to a folder it showed, not part of the signed bundle: remove it with "
+        f"`rm {bundle}/.DS_Store` and verify again [os-artefact]",
+        f"__MACOSX: a folder macOS adds when it zips (resource forks), not part of the signed bundle: remove it "
+        f"with `rm -r {bundle}/__MACOSX` and verify again [os-artefact]",
+        f"data/Thumbs.db: a thumbnail cache Windows Explorer adds, not part of the signed bundle: remove it with "
+        f"`rm {bundle}/data/Thumbs.db` and verify again [os-artefact]",
+    ], r.out
+    assert "unexpected-f" not in r.out
+    for line in lines:
+        subprocess.run(line.split("`")[1], shell=True, check=True)
+    assert run_cli("verify", str(bundle)).out.count("[os-artefact]") == 0
+    assert "OK" not in r.out
+
+
+def test_a_bundle_is_readable_by_colleagues_whatever_the_umask(run_cli, keys: tuple[Path, Path],
+                                                               tmp_path: Path) -> None:
+    out = tmp_path / "shared" / "b"
+    out.parent.mkdir()
+    before = os.umask(0o077)
+    try:
+        r = run_cli("build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet")
+    finally:
+        os.umask(before)
+    assert r.code == 0, r.err
+    modes = {p.relative_to(out).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in [out, *out.rglob("*")]}
+    assert {m for p, m in modes.items() if (out / p).is_dir()} == {0o755}, modes
+    assert {m for p, m in modes.items() if (out / p).is_file()} == {0o644}, modes
+    zipped = tmp_path / "shared" / "b.zip"
+    before = os.umask(0o077)
+    try:
+        r = run_cli("build", str(EXAMPLE), "-o", str(zipped), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet")
+    finally:
+        os.umask(before)
+    assert r.code == 0, r.err
+    assert stat.S_IMODE(zipped.stat().st_mode) == 0o644

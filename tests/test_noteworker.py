@@ -83,7 +83,7 @@ def test_strict_reports_its_findings_even_when_the_worker_cannot_import_weasypri
     _on_path(monkeypatch, tmp_path)
     set_cell(campaign, 1, "quality_threshold", "0.5")
     r = run_cli("build", str(campaign), "-o", str(tmp_path / "b"), "--unsigned", "--strict")
-    assert r.code == 1 and "not built: 1 error findings and --strict was given" in r.out, r.err
+    assert r.code == 1 and "not built: 1 error finding and --strict was given" in r.out, r.err
 
 
 PDF = base64.b64encode(b"%PDF-1.7 body").decode()

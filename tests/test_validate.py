@@ -308,3 +308,47 @@ def test_grid_schema_has_the_seed_columns() -> None:
     columns = load_schema("raw-results-row")["x-csv-columns"]
     assert len(columns) == 38
     assert columns[0] == "experiment_id" and columns[-1] == "notes"
+
+
+@pytest.mark.parametrize(("delimiter", "named"), [(";", "semicolons (';')"), ("\t", "tabs")])
+@pytest.mark.parametrize("name", [GRID, "reference.csv"])
+def test_a_semicolon_or_tab_delimited_file_is_one_finding(run_cli, campaign: Path, name: str, delimiter: str,
+                                                          named: str) -> None:
+    path = campaign / name
+    path.write_text(path.read_text(encoding="utf-8").replace(",", delimiter), encoding="utf-8")
+    if name == GRID:  # the notes' own commas were quoted: a spreadsheet unquotes them
+        path.write_text(path.read_text(encoding="utf-8").replace('"', ""), encoding="utf-8")
+    r = run_cli("validate", str(campaign))
+    assert r.code == 1
+    about = [ln for ln in r.out.splitlines() if ln.startswith(f"{name}")]
+    assert about == [f"{name}:1: the file's fields are separated by {named}, not commas (as a spreadsheet set to a "
+                     "French or German locale saves it); it was not read further [error csv-delimiter]"], r.out
+    assert "fix: save it as comma-separated CSV in UTF-8" in r.out
+
+
+def test_a_semicolon_delimited_prediction_file_is_one_finding(run_cli, campaign: Path) -> None:
+    path = sorted((campaign / "predictions").rglob("*.csv"))[0]
+    path.write_text(path.read_text(encoding="utf-8").replace(",", ";"), encoding="utf-8")
+    r = run_cli("validate", str(campaign))
+    shown = path.relative_to(campaign).as_posix()
+    about = [ln for ln in r.out.splitlines() if ln.startswith(shown)]
+    assert about == [f"{shown}:1: the file's fields are separated by semicolons (';'), not commas (as a spreadsheet "
+                     "set to a French or German locale saves it); it was not read further [warning csv-delimiter]"]
+
+
+def test_an_empty_notes_cell_means_not_recorded(run_cli, campaign: Path) -> None:
+    rows = read_grid(campaign)
+    notes = rows[0].index("notes")
+    for row in rows[1:]:
+        if "outcome=" not in row[notes]:  # a failed attempt's notes say so: those stay
+            row[notes] = ""
+    write_grid(campaign, rows)
+    r = run_cli("validate", str(campaign))
+    assert "missing-value" not in r.out
+    assert r.code == 0, r.out
+
+
+def test_counts_are_singular_for_one(run_cli, campaign: Path) -> None:
+    set_cell(campaign, 4, "ids_match", "yes")
+    r = run_cli("validate", str(campaign))
+    assert r.out.strip().endswith(f"{campaign}: 1 error, 0 warnings, 0 info"), r.out

@@ -11,7 +11,7 @@ from generator.audit.recompute.model import Coverage, DecisionDocument
 from generator.audit.textsafety import terminal_safe
 from generator.core.jsonvalue import JsonDocument
 from generator.core.money import usd_amount
-from generator.core.termtext import escape_terminal
+from generator.core.termtext import counted, escape_terminal
 
 
 def location(f: Finding) -> str:
@@ -76,7 +76,7 @@ def grouped(findings: Sequence[Finding]) -> list[tuple[Finding, bool]]:
 def summary(findings: Sequence[Finding]) -> str:
     """`N errors, N warnings, N info`."""
     c = count_by_severity(list(findings))
-    return f"{c['error']} errors, {c['warning']} warnings, {c['info']} info"
+    return f"{counted(c['error'], 'error')}, {counted(c['warning'], 'warning')}, {c['info']} info"
 
 
 def format_findings(findings: Sequence[Finding], *, subject: str, max_findings: int) -> str:
@@ -180,7 +180,7 @@ def format_decision(decision: DecisionDocument) -> str:
                          f"their {_seconds(c.resume.interrupted_seconds)} until the interruption counted")
         warnings = c.evidence.warnings if c.evidence is not None else ()
         if warnings:
-            lines.append(f"    {len(warnings)} warning(s): " + ", ".join(sorted({w.code for w in warnings})))
+            lines.append(f"    {counted(len(warnings), 'warning')}: " + ", ".join(sorted({w.code for w in warnings})))
     return terminal_safe("\n".join(lines))  # the question and the reasons are input text: see format_finding
 
 

@@ -122,6 +122,8 @@ def _check_times(protocol: Protocol, file: str, out: list[Finding]) -> None:
 
 def _check_expected(ids: LabelFile, size: int | None, out: list[Finding]) -> bool:
     """Every expected ID exactly once, as many as registered; returns whether they are all distinct."""
+    if not ids.readable:  # its own finding says why (encoding, delimiter): its IDs were not read
+        return False
     arr = idsets.as_array(ids.ids)
     repeated = idsets.repeated_rows(arr)
     if repeated:
@@ -139,6 +141,8 @@ def _check_expected(ids: LabelFile, size: int | None, out: list[Finding]) -> boo
 
 def _check_reference(ref: LabelFile, expected: LabelFile, expected_distinct: bool, out: list[Finding]) -> bool:
     """The reference labels every expected ID exactly once, and nothing else; returns whether it does."""
+    if not (ref.readable and expected.readable):  # unread IDs are not missing ones
+        return False
     cmp = idsets.compare(idsets.as_array(expected.ids), idsets.as_array(ref.ids), expected_distinct)
     for code, count, first, what, fix in (
         ("reference-duplicate-id", cmp.duplicates, cmp.first_duplicates, "IDs labelled more than once",

@@ -61,6 +61,7 @@ def publish_zip(tmp: Path, target: Path, generated_at: str) -> None:
     partial = partial_zip(target)
     partial.unlink(missing_ok=True)
     zip_folder(tmp, partial, target.stem, datetime.fromisoformat(generated_at.replace("Z", "+00:00")))
+    os.chmod(partial, FILE_MODE)
     try:
         os.link(partial, target)  # never replaces a file that appeared meanwhile
     except FileExistsError:
@@ -69,8 +70,25 @@ def publish_zip(tmp: Path, target: Path, generated_at: str) -> None:
     shutil.rmtree(tmp)
 
 
+# A bundle is shared (a drive, a mail, an invoice): its folders and files are readable by all, whatever the
+# umask; it holds no secret (the signing key is never copied into it). Built in a 0700 folder until then.
+FOLDER_MODE, FILE_MODE = 0o755, 0o644
+
+
+def shareable(root: Path) -> None:
+    """Set every folder of `root` (itself included) to FOLDER_MODE and every file to FILE_MODE."""
+    os.chmod(root, FOLDER_MODE)
+    for folder, folders, files in os.walk(root):
+        for name in folders:
+            os.chmod(os.path.join(folder, name), FOLDER_MODE)
+        for name in files:
+            os.chmod(os.path.join(folder, name), FILE_MODE)
+
+
 def publish_folder(tmp: Path, target: Path) -> None:
-    """The finished folder renamed to the target: never over a file or folder that appeared meanwhile."""
+    """The finished folder, made readable by all (`shareable`), renamed to the target: never over a file or
+    folder that appeared meanwhile."""
+    shareable(tmp)
     if target.exists() or target.is_symlink():
         raise OutputExistsError(f"{target} appeared during the build; nothing is overwritten")
     try:

@@ -27,7 +27,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from generator.core.codes import registered
-from generator.core.termtext import escape_terminal, quoted_words
+from generator.core.termtext import counted, escape_terminal, quoted_words
 
 # What each identity problem says of the signer, for the `identity: FAILED` line; the bundle may still be intact.
 IDENTITY_REASONS = {
@@ -237,7 +237,7 @@ def report_lines(report: Report) -> list[str]:
     if report.intact:
         lines = [f"integrity: intact: {escape_terminal(_what(report))}"]
     elif failed:
-        lines = [f"integrity: FAILED: {failed} problem(s) above"]
+        lines = [f"integrity: FAILED: {counted(failed, 'problem')} above"]
     else:
         lines = ["integrity: NOT CHECKED: nothing an untrusted signer made is parsed"]
     lines += _signer_lines(report, fp)
@@ -259,3 +259,59 @@ def report_lines(report: Report) -> list[str]:
     else:
         lines.append(f"FAILED: {where}: {len(report.problems)} problem(s)")
     return lines
+
+
+# Files and folders an operating system adds to a folder it shows or zips: named, with what removes them, so that
+# a reader whose Finder or Explorer touched the bundle is not left with "not listed in MANIFEST.json" alone.
+OS_ARTEFACTS = {
+    ".DS_Store": "a file macOS Finder adds to a folder it showed",
+    "Thumbs.db": "a thumbnail cache Windows Explorer adds",
+    "desktop.ini": "a folder-settings file Windows Explorer adds",
+    "__MACOSX": "a folder macOS adds when it zips (resource forks)",
+}
+_APPLEDOUBLE = "an AppleDouble file macOS adds beside a file copied to a drive that is not its own format"
+
+
+def os_artefact(rel: str) -> tuple[str, str] | None:
+    """(the artefact's path, what it is) for a path an operating system added (None for any other path); a path
+    inside `__MACOSX/` is that folder."""
+    parts = rel.split("/")
+    if "__MACOSX" in parts:
+        return "/".join(parts[: parts.index("__MACOSX") + 1]), OS_ARTEFACTS["__MACOSX"]
+    if parts[-1] in OS_ARTEFACTS:
+        return rel, OS_ARTEFACTS[parts[-1]]
+    if parts[-1].startswith("._"):
+        return rel, _APPLEDOUBLE
+    return None
+
+
+def name_os_artefacts(report: Report, bundle: Path, zip_top: Path | None = None) -> Report:
+    """Each unexpected file or folder an operating system added becomes one `os-artefact` problem (still a
+    failure) with the command that removes it: `rm` in a folder, `zip -d` in a zip (`zip_top`: the bag's folder
+    inside the zip, "." for its top); the problems stay in their order, the artefacts at the first one's place."""
+    import shlex
+
+    kept: list[Problem] = []
+    artefacts: dict[str, Problem] = {}
+    for problem in report.problems:
+        found = os_artefact(problem.file) if problem.code in ("unexpected-file", "unexpected-folder") else None
+        if found is None:
+            kept.append(problem)
+            continue
+        rel, what = found
+        folder = rel.rsplit("/", 1)[-1] == "__MACOSX"
+        if zip_top is None:
+            command = f"rm {'-r ' if folder else ''}{shlex.quote(str(bundle / rel))}"
+        else:
+            entry = (zip_top / rel).as_posix() + ("/*" if folder else "")
+            command = f"zip -d {shlex.quote(str(bundle))} {shlex.quote(entry)}"
+        if not artefacts:
+            kept.append(problem)  # the place of the artefacts' lines
+        artefacts[rel] = Problem("os-artefact", rel, f"{what}, not part of the signed bundle: remove it with "
+                                 f"`{command}` and verify again")
+    if artefacts:
+        at = next(i for i, p in enumerate(kept) if p.code in ("unexpected-file", "unexpected-folder")
+                  and os_artefact(p.file) is not None)
+        kept[at:at + 1] = [artefacts[rel] for rel in sorted(artefacts)]
+    report.problems = kept
+    return report

@@ -42,7 +42,7 @@ from generator.bundle.manifestdoc import ManifestDoc, read_manifest
 from generator.bundle.noteparse import parse_note
 from generator.bundle.notetrust import decision_id, trust_problem
 from generator.bundle.signing import cert_fingerprint, verify_bytes
-from generator.bundle.verdict import Problem, Report, Trust
+from generator.bundle.verdict import Problem, Report, Trust, name_os_artefacts
 from generator.core.errors import UsageError
 from generator.core.limits import Limits, limit_message, resolve
 from generator.core.safefiles import open_regular
@@ -385,9 +385,8 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
         raise UsageError(f"{path} does not exist; give a bundle folder, a .zip made by `gpu-audit build`, or its "
                          "decision-note.pdf")
     if path.is_dir():
-        return _verify_folder(path, str(path), anchor, allow_unsigned, lim)
-    mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):
+        return name_os_artefacts(_verify_folder(path, str(path), anchor, allow_unsigned, lim), path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
         raise UsageError(f"{path} is neither a folder nor a regular file; give a bundle folder, a .zip or a PDF")
     with path.open("rb") as fh:
         if fh.read(5) == b"%PDF-":  # any other file must be a plain zip, which starts with an entry
@@ -396,4 +395,6 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
         problems = zipsafe.extract(path, Path(tmp), limits=lim)
         if problems:
             return Report(bundle=str(path), trust=anchor, complete=False, problems=problems)
-        return _verify_folder(zipsafe.bag_root(Path(tmp)), str(path), anchor, allow_unsigned, lim)
+        root = zipsafe.bag_root(Path(tmp))
+        report = _verify_folder(root, str(path), anchor, allow_unsigned, lim)
+        return name_os_artefacts(report, path, zip_top=root.relative_to(tmp))

@@ -125,18 +125,19 @@ def _cmd_build(args: argparse.Namespace) -> int:
         _leftovers(Path(args.out).parent, clean=args.clean_leftovers)
         show = (not args.quiet) and sys.stderr.isatty()
         progress = _progress_bar() if show else None
-        result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=args.zip,
+        make_zip = args.zip or args.out.endswith(".zip")  # never a folder named NAME.zip
+        result = build_bundle(Path(args.campaign_dir), Path(args.out), identity, make_zip=make_zip,
                               strict=args.strict, organization=args.organization, progress=progress,
                               limits=limits_of(args), tsa_url=args.tsa, language=args.lang, workers=workers)
     from generator.audit.report import format_decision, format_findings
-    from generator.core.termtext import escape_terminal
+    from generator.core.termtext import counted, escape_terminal
 
     if show:
         sys.stderr.write("\n")
     errors = result.check.errors
     if not result.built:
         print(format_findings(errors, subject=args.campaign_dir, max_findings=args.max_findings))
-        print(f"not built: {len(errors)} error findings and --strict was given")
+        print(f"not built: {counted(len(errors), 'error finding')} and --strict was given")
         return 1
     if not args.quiet:
         print(format_decision(result.check.document))
@@ -152,7 +153,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from generator.bundle.verdict import add_library_warnings, report_lines
     from generator.bundle.verify import verify_bundle
-    from generator.core.termtext import escape_terminal
+    from generator.core.termtext import counted, escape_terminal
 
     require_max_findings(args)
     # A library's warning (cryptography on a certificate that breaks RFC 5280) would reach stderr on its own,
@@ -167,7 +168,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     for problem in report.problems[: args.max_findings]:
         print(escape_terminal(str(problem)))
     if len(report.problems) > args.max_findings:
-        print(f"... and {len(report.problems) - args.max_findings} more problems")
+        print(f"... and {counted(len(report.problems) - args.max_findings, 'more problem')}")
     for line in report_lines(report):
         print(line)
     return 0 if report.ok else 1
@@ -202,14 +203,15 @@ def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"${KEY_PASSPHRASE_ENV}. Exit 0 clean, 1 error findings (still built unless --strict), 2 not built.",
     )
     p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
-    p.add_argument("-o", "--out", required=True, metavar="BUNDLE_DIR", help="new bundle folder (or .zip with --zip)")
+    p.add_argument("-o", "--out", required=True, metavar="BUNDLE_DIR",
+                   help="new bundle folder; a path ending in .zip writes one .zip file, as --zip")
     p.add_argument("--key", metavar="KEY.pem", help="RSA private key of 2048 bits or more (PEM)")
     p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM)")
     p.add_argument("--pkcs12", metavar="FILE", help="key and certificate in one PKCS#12 file")
     p.add_argument("--unsigned", action="store_true", help="build without signatures (the note says so)")
     p.add_argument("--allow-readable-key", action="store_true",
                    help="use a private key (or PKCS#12 file) that group or others can read; refused otherwise")
-    p.add_argument("--zip", action="store_true", help="write one .zip file instead of a folder")
+    p.add_argument("--zip", action="store_true", help="write one .zip file instead of a folder (-o must end in .zip)")
     p.add_argument("--strict", action="store_true", help="refuse to build when there are error findings")
     add_language_option(p)
     p.add_argument("--organization", metavar="NAME", help="bag-info Source-Organization (default: the signer)")

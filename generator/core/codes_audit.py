@@ -19,6 +19,8 @@ AUDIT: tuple[Code, ...] = (
     # a prediction file, which the run's own acceptance already counts against)
     Code("csv-syntax", None, F, "a CSV file follows RFC 4180 quoting",
          "quote cells that contain commas, quotes or line breaks; double inner quotes"),
+    Code("csv-delimiter", None, F, "a CSV file is comma-separated, not separated by ';' or tabs",
+         "save it as comma-separated CSV in UTF-8"),
     Code("decimal-comma", E, F, "a number is written with a decimal point, never a decimal comma",
          "write the number with a point"),
     Code("duplicate-column", E, F, "a header names each column once", "remove the repeated column"),

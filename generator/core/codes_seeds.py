@@ -15,6 +15,7 @@ SEEDS: dict[str, str] = {
         "Wechsel der Präzision prüfen'"),
     "corpus-revision-mismatch": "000/001/002 §1",
     "corpus-size-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
+    "csv-delimiter": "000/001/002 §4 (usual CSV rules)",
     "decimal-comma": "000/001/002 §4",
     "different-work": (
         "003 'Beispiel: dieselben 1.000 Texte klassifizieren'; 003 'Eingaben, Referenz und Manifest vorbereiten'; "

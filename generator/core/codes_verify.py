@@ -58,6 +58,8 @@ VERIFY: tuple[Code, ...] = (
          "if the bundle is genuine, raise the limit"),
     Code("trust-is-own-signer", E, B, "the trust anchor is not the bundle's own signer.pem",
          "give the certificate you received from the signer, not one from the bundle"),
+    Code("os-artefact", E, B, "the bundle holds no file an operating system adds (.DS_Store, Thumbs.db, desktop.ini, "
+         "__MACOSX/, ._*)", "remove it with the command the line names and verify again"),
     Code("unexpected-bag-info", E, B, "bag-info.txt holds no field beyond those gpu-audit writes", _REBUILD),
     Code("unexpected-file", E, B, "the bundle holds no file MANIFEST.json does not list", _REBUILD),
     Code("unexpected-folder", E, B, "the bundle holds no folder MANIFEST.json does not imply", _REBUILD),

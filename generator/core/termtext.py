@@ -60,3 +60,8 @@ def quoted_words(text: str, limit: int) -> tuple[str, str]:
             return '"' + "".join(shown) + '…"', f"cut: {len(text)} characters in all"
         shown.append(piece)
     return '"' + "".join(shown) + '"', ""
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 warning`, `2 warnings`: a count and its noun, singular for exactly one (`plural`: when not noun + s)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -115,6 +115,32 @@ def decode_utf8(raw: bytes, display: str) -> tuple[str | None, Finding | None]:
                                   fix="save the file as UTF-8 (with or without BOM)")
 
 
+# Delimiters a spreadsheet writes instead of the comma: `;` where the decimal separator is a comma (French,
+# German), a tab for "text (tab-delimited)". Named once for the file, instead of a finding per misread column.
+_OTHER_DELIMITERS = {";": "semicolons (';')", "\t": "tabs"}
+
+
+def delimiter_finding(text: str, expected: list[str], display: str, severity: Severity) -> Finding | None:
+    """A header line separated by `;` or tabs instead of commas, as one finding naming the delimiter and the fix.
+
+    Only a header whose fields, split on that delimiter, include one of the expected columns and outnumber
+    its comma-separated fields: a comma-separated header with a `;` inside a quoted name is not one.
+    """
+    line = text.split("\n", 1)[0].rstrip("\r")
+    commas = len(next(csv.reader([line]), []))
+    for delimiter, name in _OTHER_DELIMITERS.items():
+        fields = [f.strip().strip('"') for f in line.split(delimiter)]
+        if len(fields) > max(commas, 1) and set(fields) & set(expected):
+            return make_finding(
+                "csv-delimiter", severity, display,
+                f"the file's fields are separated by {name}, not commas (as a spreadsheet set to a French or "
+                "German locale saves it); it was not read further", line=1, value=repr(delimiter)[1:-1],
+                rule="a CSV file is comma-separated (RFC 4180), UTF-8",
+                fix="save it as comma-separated CSV in UTF-8 (LibreOffice: Save As, Text CSV, field delimiter ','; "
+                    "Excel: CSV UTF-8 (Comma delimited))")
+    return None
+
+
 def _types(prop: JsonObject) -> set[str]:
     declared = prop.get("type")
     if isinstance(declared, str):
@@ -222,8 +248,13 @@ def parse_table(text: str, display: str, schema_name: str) -> Table:
     expected: list[str] = schema["x-csv-columns"]
     optional: list[str] = schema.get("x-csv-optional-columns", [])  # last, all or none (the tariffs' source)
     props = as_object(schema["properties"])
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     table = Table(file=display, header=[])
+    wrong_delimiter = delimiter_finding(text, expected, display, Severity.ERROR)
+    if wrong_delimiter is not None:
+        table.findings.append(wrong_delimiter)
+        table.readable = False
+        return table
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     previous_end = 0
     try:
         for record in reader:

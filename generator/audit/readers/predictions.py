@@ -17,7 +17,7 @@ from pathlib import Path
 from generator.audit.findings import Severity
 from generator.audit.readers.boundedread import BoundedRead, read_bounded
 from generator.audit.readers.columnwise import KnownIds, known_ids, parse_fast
-from generator.audit.readers.csvtable import decode_utf8
+from generator.audit.readers.csvtable import decode_utf8, delimiter_finding
 from generator.audit.readers.labelfile import (
     FIRST_FEW,
     ID_FORMULA_START,
@@ -36,6 +36,11 @@ __all__ = ["FIRST_FEW", "ColumnRules", "KnownIds", "LabelFile", "known_ids", "pa
 def parse_reference(text: str, display: str, rules: ColumnRules, severity: Severity) -> LabelFile:
     """The straightforward reader: the csv module, row by row."""
     out = LabelFile(file=display, ids=[], labels=[] if "label" in rules.columns else None, lines=[])
+    wrong_delimiter = delimiter_finding(text, list(rules.columns), display, severity)
+    if wrong_delimiter is not None:
+        out.problems.append(wrong_delimiter)
+        out.readable = False
+        return out
     id_ok = re.compile(rules.id_pattern)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE
 from fuzz import harness, mutators
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
 
 from generator.audit.findings import Finding, Severity
@@ -53,6 +53,8 @@ csv_text = st.one_of(
 
 @settings(CI, max_examples=60)
 @given(text=csv_text, schema=st.sampled_from(CSV_SCHEMAS))
+@example(text="\r0", schema="raw-results-row")  # a header ended by a lone CR (the delimiter check once raised)
+@example(text="a;b\rexperiment_id;variant_id\n", schema="raw-results-row")
 def test_csv_loader_returns_findings_for_any_text(text: str | bytes, schema: str) -> None:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")

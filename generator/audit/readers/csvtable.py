@@ -126,8 +126,11 @@ def delimiter_finding(text: str, expected: list[str], display: str, severity: Se
     Only a header whose fields, split on that delimiter, include one of the expected columns and outnumber
     its comma-separated fields: a comma-separated header with a `;` inside a quoted name is not one.
     """
-    line = text.split("\n", 1)[0].rstrip("\r")
-    commas = len(next(csv.reader([line]), []))
+    line = re.split(r"\r\n|\r|\n", text, maxsplit=1)[0]  # the first line, whatever ends it (a lone CR too)
+    try:
+        commas = len(next(csv.reader([line]), []))
+    except csv.Error:  # a header the csv module cannot split is the reader's own finding, not a delimiter's
+        return None
     for delimiter, name in _OTHER_DELIMITERS.items():
         fields = [f.strip().strip('"') for f in line.split(delimiter)]
         if len(fields) > max(commas, 1) and set(fields) & set(expected):

@@ -9,17 +9,15 @@ import hashlib
 import json
 import re
 import sys
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.audit.check import check_campaign
-from generator.audit.findings import Severity
-
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+
+from test_campaign_run import errors, run_times_registered_now  # noqa: E402 (the same registration and check)
 
 from generator.gpu import campaign_run, hfmodel  # noqa: E402
 
@@ -83,20 +81,6 @@ def kit(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     module.mkdir()
     (module / "tinyentry.py").write_text(ENTRY, encoding="utf-8")
     return {"root": root, "corpus": corpus, "model": model, "entry": module / "tinyentry.py", "groups": groups}
-
-
-def run_times_registered_now() -> dict[str, Any]:
-    """registered_at an hour ago, a UTC window from 30 minutes ago to 6 hours ahead, the deadline a day ahead."""
-    now = datetime.now(UTC).replace(second=0, microsecond=0)
-    local = "%Y-%m-%dT%H:%M"
-    return {"registered_at": (now - timedelta(hours=1)).isoformat(),
-            "window": {"start": (now - timedelta(minutes=30)).strftime(local),
-                       "end": (now + timedelta(hours=6)).strftime(local), "timezone": "UTC"},
-            "deadline": (now + timedelta(days=1)).strftime(local)}
-
-
-def errors(folder: Path) -> list[Any]:
-    return [f for f in check_campaign(folder).findings if f.severity == Severity.ERROR]
 
 
 def protocol(kit: dict[str, Any], variable: str, values: list[Any], *, model_revision: str, tokenizer_revision: str,

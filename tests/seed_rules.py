@@ -1186,10 +1186,11 @@ class CalculatorRule:
 CALCULATOR_RULES: list[CalculatorRule] = [
     CalculatorRule("two-rtx-lots", "two 7-day RTX 4090 lots cost 220 USD for two GPUs", f"{A} 'Die gebundenen "
                    "Kosten mit unseren Paketen berechnen', 'Das Protokoll herunterladen'",
-                   ("--gpu", "rtx-4090", "--days", "7", "--lots", "2"), 0, ("= 2 GPU(s): total 220.00 USD",)),
+                   ("--gpu", "rtx-4090", "--days", "7", "--lots", "2"), 0,
+                   ("2 lots of 1 GPU = 2 GPUs: total 220.00 USD",)),
     CalculatorRule("b200-lot-price-once", "two B200 lots are four GPUs, the lot price is multiplied by two only",
                    f"{L} §4; {P} §5", ("--gpu", "b200", "--days", "7", "--lots", "2"), 0,
-                   ("2 lot(s) of 2 GPU(s) = 4 GPU(s): total 4142.00 USD",)),
+                   ("2 lots of 2 GPUs = 4 GPUs: total 4142.00 USD",)),
     CalculatorRule("no-invented-per-result", "without a count of accepted results, no cost per result",
                    f"{A} 'Das Protokoll herunterladen'; {L} §4; {P} §5", ("--gpu", "b200", "--days", "7",
                                                                            "--lots", "1"), 0,
@@ -1199,7 +1200,7 @@ CALCULATOR_RULES: list[CalculatorRule] = [
     CalculatorRule("whole-package-per-result", "the cost per result uses the whole package", f"{L} §4; {A} 'Die "
                    "gebundenen Kosten mit unseren Paketen berechnen'",
                    ("--gpu", "b200", "--days", "7", "--lots", "1", "--accepted-results", "3"), 0,
-                   ("690.33 USD over 3 distinct accepted result(s)",)),
+                   ("690.33 USD over 3 distinct accepted results",)),
     CalculatorRule("only-3-7-30-days", "packages of 3, 7 or 30 days, no pro-rata", f"{P} §5; {L} §4",
                    ("--gpu", "b200", "--days", "5", "--lots", "1"), 2, ("invalid choice: 5",)),
     CalculatorRule("monday-to-friday", "Monday 9:00 to Friday 9:00 is 96 h: more than 3 days, within 7",

@@ -215,7 +215,7 @@ def test_an_invoice_that_contradicts_the_bundle_is_refused_with_its_findings(
     rows = r.out.splitlines()
     assert rows[0].startswith("invoice line 3: billed-not-committed: ") and "h200" in rows[0], r.out
     assert rows[1].startswith("invoice: total-differs: ")
-    assert rows[-1].startswith("FAILED: 2 finding(s): invoice ITG-2026-0042 contradicts the bundle"), r.out
+    assert rows[-1].startswith("FAILED: 2 findings: invoice ITG-2026-0042 contradicts the bundle"), r.out
     assert "--attach-anyway" in rows[-1]
 
 
@@ -227,7 +227,7 @@ def test_attach_anyway_writes_the_findings_into_the_attachments_description(
                 "--attach-anyway")
     assert r.code == 0, r.out + r.err
     assert r.out.splitlines()[-1] == str(out)
-    assert "attached anyway (--attach-anyway): 2 finding(s)" in r.out
+    assert "attached anyway (--attach-anyway): 2 findings" in r.out
     with pikepdf.open(out) as pdf:
         descriptions = {name: str(spec.description) for name, spec in pdf.attachments.items()}
     (zip_name,) = [n for n in descriptions if n.endswith(".zip")]

@@ -116,7 +116,7 @@ def test_the_cli_shows_each_finding_with_its_line_and_exits_1(tmp_path: Path, si
     shown = [row for row in r.stdout.splitlines() if ": lots-differ:" in row]
     assert shown and shown[0].startswith(f"invoice line {line}: lots-differ: ") and figure in shown[0], r.stdout
     assert "[billed 2; committed 1]" in shown[0]
-    assert r.stdout.splitlines()[-1].startswith("FAILED: 2 finding(s)")  # the line and the total
+    assert r.stdout.splitlines()[-1].startswith("FAILED: 2 findings")  # the line and the total
 
 
 @pytest.mark.parametrize("invoice,code", [

@@ -234,7 +234,7 @@ def test_an_invoice_in_another_currency_is_one_finding_and_no_amount_is_compared
     findings = [row for row in r.stdout.splitlines() if row.startswith(("invoice: ", "invoice line "))]
     assert len(findings) == 1 and findings[0].startswith("invoice: currency: the invoice is in EUR"), r.stdout
     assert "no amount was compared" in findings[0]
-    assert r.stdout.splitlines()[-1] == ("FAILED: 1 finding(s): the invoice is not in the decision's currency, so "
+    assert r.stdout.splitlines()[-1] == ("FAILED: 1 finding: the invoice is not in the decision's currency, so "
                                          "nothing was compared (billed 2010.00 EUR net of tax, committed 2181.00 USD)")
 
 

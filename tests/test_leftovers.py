@@ -35,7 +35,7 @@ def test_a_killed_build_is_reported_and_cleaned(run_cli, tmp_path: Path) -> None
     assert ".bundle.gpu-audit-lock" in names and any(n.startswith(".bundle.tmp-") for n in names), names
     r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "other"), "--unsigned", "--quiet")
     assert r.code == 0
-    assert f"warning: {len(left)} leftover(s) of interrupted builds: " in r.err
+    assert f"warning: {len(left)} leftover{'' if len(left) == 1 else 's'} of interrupted builds: " in r.err
     assert all(str(p) in r.err for p in left) and "--clean-leftovers" in r.err
     assert {p.name for p in find_leftovers(tmp_path)} == set(names)  # reporting removes nothing
     r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "third"), "--unsigned", "--quiet", "--clean-leftovers")

@@ -1,7 +1,7 @@
-"""Rendering time is bounded by what the note shows, not by the size of the text in the inputs (issue 17, item 4).
+"""The note shows long texts shortened and the evidence keeps them whole (issue 17, item 4): what bounds rendering.
 
-Before the caps, 100 extra grid rows with 9,000-character notes turned a 6 s build into 25 s (142 s in the
-issue), and a decision.json with one 100,000-character word kept `render` busy for two minutes.
+tests/benchmarks/bench_long_notes.py measures what the caps are for: the build of a campaign with long notes, and
+the render of a decision.json with a 100,000-character word, against the same inputs with short texts.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import resource
 import shutil
 import signal
 import subprocess
@@ -24,22 +23,14 @@ from generator.render import filters, view
 
 NOTE_LENGTH = 9000
 EXTRA_ROWS = 100
-SLACK_SECONDS = 5.0  # processor seconds the long case may take beyond the normal one, and no more
 WORDS = ("the", "run", "was", "slow", "because", "the", "driver", "reloaded", "and", "the", "fan", "spun", "up",
          "again", "while", "a", "batch", "waited")
 
 
-def _cpu_seconds() -> float:
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
-
-
-def _cli(*argv: str, timeout: float) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Run gpu-audit in a child process (so that a runaway layout is stopped) and return the processor time it
-    and its children used: layout is processor-bound, and unlike the wall clock this does not depend on what
-    else the machine runs at the same time."""
+def _cli(*argv: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run gpu-audit in a child process, so that a runaway layout is stopped (the timeout guards against a hang;
+    how long a build takes is tests/benchmarks/bench_long_notes.py's to measure)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    started = _cpu_seconds()
     command = [sys.executable, "-m", "generator", *argv]
     # Its own process group, so that a timeout also ends the chart worker it starts (which holds the pipes).
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
@@ -50,7 +41,7 @@ def _cli(*argv: str, timeout: float) -> tuple[float, subprocess.CompletedProcess
             os.killpg(child.pid, signal.SIGKILL)
             child.communicate()
             pytest.fail(f"gpu-audit {argv[0]} still running after {timeout:.0f} s")
-    return _cpu_seconds() - started, subprocess.CompletedProcess(command, child.returncode, out, err)
+    return subprocess.CompletedProcess(command, child.returncode, out, err)
 
 
 def _long_notes_campaign(target: Path, note_length: int = NOTE_LENGTH) -> list[tuple[int, str]]:
@@ -77,23 +68,13 @@ def _long_notes_campaign(target: Path, note_length: int = NOTE_LENGTH) -> list[t
     return added
 
 
-def test_long_grid_notes_build_within_seconds_of_the_normal_case(tmp_path: Path) -> None:
-    # The baseline is the same campaign with short notes: the same rows, findings and files, so that the
-    # difference is the notes' length alone. (Against inputs/example, the 100 extra rows' 200 findings and
-    # 100 more files are 13 more pages, whose layout is bounded by the caps but is not what is measured here.)
-    _long_notes_campaign(tmp_path / "short", note_length=len("row 99: run"))
+def test_long_grid_notes_are_shortened_in_the_note_and_kept_whole_in_the_evidence(tmp_path: Path) -> None:
+    # How long such a build takes against the same campaign with short notes is measured by
+    # tests/benchmarks/bench_long_notes.py: a test proves what the note shows, not how fast.
     added = _long_notes_campaign(tmp_path / "long")
-    # The least of two builds each: one build's processor time varies by a quarter on this machine
-    # (collection, page faults), which the bound below must not be measuring.
-    times: dict[str, list[float]] = {"short": [], "long": []}
-    for run in (1, 2):
-        for case in ("short", "long"):
-            seconds, done = _cli("build", str(tmp_path / case), "-o", str(tmp_path / f"b-{case}-{run}"),
-                                 "--unsigned", "--quiet", timeout=120)
-            assert done.returncode == 1, done.stderr  # the extra attempts are unregistered: findings, still built
-            times[case].append(seconds)
-    normal_seconds, long_seconds = min(times["short"]), min(times["long"])
-    assert long_seconds < normal_seconds + SLACK_SECONDS, f"{long_seconds:.1f} s against {normal_seconds:.1f} s"
+    done = _cli("build", str(tmp_path / "long"), "-o", str(tmp_path / "b-long-1"), "--unsigned", "--quiet",
+                   timeout=300)
+    assert done.returncode == 1, done.stderr  # the extra attempts are unregistered: findings, still built
 
     bundle = tmp_path / "b-long-1" / "data"
     html = (bundle / "decision-note.html").read_text(encoding="utf-8")
@@ -124,7 +105,7 @@ def _decision(tmp_path: Path, example: dict[str, Any], name: str, change: Any = 
     return path
 
 
-def test_a_100000_character_string_in_decision_json_renders_quickly(tmp_path: Path,
+def test_a_100000_character_string_in_decision_json_is_shortened_where_the_note_shows_it(tmp_path: Path,
                                                                     example_decision: dict[str, Any]) -> None:
     word = "x" * 100_000  # one unbroken run: the worst case of line breaking
 
@@ -134,13 +115,9 @@ def test_a_100000_character_string_in_decision_json_renders_quickly(tmp_path: Pa
         decision["campaign"]["corpus"]["name"] = word  # these two are placed into translated sentences
         decision["experiments"][0]["warmup"]["inputs"] = word
 
-    normal = _decision(tmp_path, example_decision, "normal.json")
     long = _decision(tmp_path, example_decision, "long.json", lengthen)
-    normal_seconds, done = _cli("render", str(normal), "-o", str(tmp_path / "r-normal"), timeout=120)
+    done = _cli("render", str(long), "-o", str(tmp_path / "r-long"), timeout=300)
     assert done.returncode == 0, done.stderr
-    long_seconds, done = _cli("render", str(long), "-o", str(tmp_path / "r-long"), timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert long_seconds < normal_seconds + SLACK_SECONDS, f"{long_seconds:.1f} s against {normal_seconds:.1f} s"
     html = (tmp_path / "r-long" / "decision-note.html").read_text(encoding="utf-8")
     assert html.count("[shortened: 100,000 characters; the whole text is in decision.json]") == 4
     assert word not in html and "x" * filters.TEXT_CHARS in html

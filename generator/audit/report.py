@@ -164,7 +164,7 @@ def format_decision(decision: DecisionDocument) -> str:
     w = decision.window
     if w:
         covering = (f"smallest covering package: {w.smallest_covering_days} days" if w.smallest_covering_days
-                    else f"longer than 30 days: {w.extra_30_day_periods} extra 30-day period(s)")
+                    else f"longer than 30 days: {counted(w.extra_30_day_periods or 0, 'extra 30-day period')}")
         lines.append(f"Window: {w.start} to {w.end} {w.timezone} = {w.hours} h; {covering}; "
                      f"deadline {w.deadline} ({'met' if w.ends_before_deadline else 'NOT met'})")
     if decision.configurations:
@@ -176,7 +176,8 @@ def format_decision(decision: DecisionDocument) -> str:
                      f"(min {_seconds(t.min)}, max {_seconds(t.max)}); budget "
                      f"{_usd(c.committed_budget_usd_minor)}; {verdict}")
         if c.resume is not None:
-            lines.append(f"    resume variant of {c.resume.of}: {c.resume.resumed} interrupted attempt(s) resumed, "
+            resumed = counted(c.resume.resumed, "interrupted attempt")
+            lines.append(f"    resume variant of {c.resume.of}: {resumed} resumed, "
                          f"their {_seconds(c.resume.interrupted_seconds)} until the interruption counted")
         warnings = c.evidence.warnings if c.evidence is not None else ()
         if warnings:
@@ -206,8 +207,9 @@ def _usd_decimal(cents: str) -> str:
 def format_quote(q: JsonDocument) -> str:
     """The `cost` command's answer (cost.quote), in the Lab's words."""
     gpus = q["gpus"]
-    lines = [f"{q['gpu']} ({q['model_name']}), {q['duration_days']} days x {q['lots']} lot(s) of {q['gpus_per_lot']} "
-             f"GPU(s) = {gpus} GPU(s): total {_usd(q['total_usd_minor'])} ({q['total_usd_minor']} cents; "
+    lines = [f"{q['gpu']} ({q['model_name']}), {q['duration_days']} days x {counted(q['lots'], 'lot')} of "
+             f"{counted(q['gpus_per_lot'], 'GPU')} = {counted(gpus, 'GPU')}: total {_usd(q['total_usd_minor'])} "
+             f"({q['total_usd_minor']} cents; "
              f"{q['price_per_lot_usd_minor']} cents per lot)",
              "price: " + price_origin(q["price_source"], q["price_source_detail"], q["price_status"],
                                       q["snapshot_date"])]
@@ -217,8 +219,9 @@ def format_quote(q: JsonDocument) -> str:
         lines.append("cost per accepted result: not computed (give --accepted-results with the number of distinct "
                      "accepted results)")
     else:
-        lines.append(f"cost per accepted result: {_usd_decimal(str(usd_minor))} over {q['accepted_results']} "
-                     "distinct accepted result(s); the whole package counts, even if part of it is unused")
+        lines.append(f"cost per accepted result: {_usd_decimal(str(usd_minor))} over "
+                     f"{counted(q['accepted_results'], 'distinct accepted result')}; the whole package counts, "
+                     "even if part of it is unused")
     return "\n".join(lines)
 
 
@@ -230,6 +233,6 @@ def format_window(w: Coverage) -> str:
     if w.smallest_covering_days:
         lines.append(f"smallest covering package: {w.smallest_covering_days} days")
     else:
-        lines.append(f"no package covers it: {w.extra_30_day_periods} extra 30-day period(s) needed beyond one "
-                     "30-day package (never extended automatically)")
+        extra = counted(w.extra_30_day_periods or 0, "extra 30-day period")
+        lines.append(f"no package covers it: {extra} needed beyond one 30-day package (never extended automatically)")
     return "\n".join(lines)

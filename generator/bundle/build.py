@@ -89,7 +89,7 @@ def _signature(identity: Identity | None) -> Signature:
     """What the note says of its signature: certified by the signer, or unsigned (build --unsigned)."""
     if identity is None:
         return Signature("unsigned")
-    return Signature("certified", identity.subject, identity.fingerprint)
+    return Signature("certified", identity.subject, identity.fingerprint, _organization(identity))
 
 
 def _copy_jobs(inputs: CampaignInputs, data_dir: Path) -> list[tuple[str, str, str]]:

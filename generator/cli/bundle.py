@@ -22,6 +22,7 @@ from generator.cli.options import (
     trust_of,
 )
 from generator.core.errors import UsageError
+from generator.core.termtext import counted
 
 PKCS12_PASSPHRASE_ENV = "GPU_AUDIT_PKCS12_PASSPHRASE"
 KEY_PASSPHRASE_ENV = "GPU_AUDIT_KEY_PASSPHRASE"
@@ -112,8 +113,8 @@ def _leftovers(parent: Path, *, clean: bool) -> None:
     found = find_leftovers(parent)
     if found:
         names = ", ".join(escape_terminal(str(p)) for p in found)
-        print(f"warning: {len(found)} leftover(s) of interrupted builds: {names}; no running build holds them: "
-              "remove them with `gpu-audit build --clean-leftovers ...`", file=sys.stderr)
+        print(f"warning: {counted(len(found), 'leftover')} of interrupted builds: {names}; no running build holds "
+              "them: remove them with `gpu-audit build --clean-leftovers ...`", file=sys.stderr)
 
 
 def _cmd_build(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.core.errors import OutputExistsError, UsageError
+from generator.core.termtext import counted
 
 if TYPE_CHECKING:  # the GPU side is imported only when a command needs it
     from generator.gpu.campaign_inputs import CampaignConfig
@@ -50,7 +51,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     report["model_file"] = "model.pt"
     report["model_sha256"] = digest
     write_new_file(out / "tuning.json", (json.dumps(report, indent=2) + "\n").encode("utf-8"), what="tuning report")
-    print(f"chosen: lr {report['chosen']['lr']}, {report['chosen']['epochs']} epoch(s); tune macro-F1 "
+    print(f"chosen: lr {report['chosen']['lr']}, {counted(int(report['chosen']['epochs']), 'epoch')}; tune macro-F1 "
           f"(fp32, batch 1) {report['tune_macro_f1_fp32_batch1']}, bootstrap sd "
           f"{report['tune_macro_f1_bootstrap']['sd']}")
     print(f"wrote {out / 'model.pt'} (sha256 {digest}) and {out / 'tuning.json'}")

@@ -11,6 +11,7 @@ from generator.audit.recompute.decisionfile import read_decision
 from generator.audit.report import location
 from generator.audit.validate import load_and_validate
 from generator.core.errors import CampaignFindingsError
+from generator.core.termtext import counted
 from generator.render.note import Evidence, decision_evidence
 
 
@@ -33,7 +34,7 @@ def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[
         first = blocking[0] if blocking else None
         detail = f"; first at {location(first)}: {first.message}" if first is not None else ""
         raise CampaignFindingsError(f"{campaign_dir}: its {PROTOCOL_FILE} or raw results cannot be embedded "
-                                    f"({len(blocking)} error finding(s){detail}); nothing was rendered: see "
+                                    f"({counted(len(blocking), 'error finding')}{detail}); nothing was rendered: see "
                                     f"`gpu-audit validate {campaign_dir}`, or render without the campaign")
     listed = {i.path: i.sha256 for i in read_decision(decision_bytes).inputs}
     for rel, description in ((raw, "The raw results grid as submitted"),

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.cli.options import BUNDLE_LIMITS, add_limits, add_trust_options, limits_of, trust_of
+from generator.core.termtext import counted
 
 if TYPE_CHECKING:
     from generator.invoice.check import BilledLine, Committed, InvoiceCheck, InvoiceFinding
@@ -30,13 +31,13 @@ def _cmd_attach(args: argparse.Namespace) -> int:
     inv = done.check.invoice
     number = inv.number if inv is not None else ""
     if done.written is None:
-        print(f"FAILED: {len(done.check.findings)} finding(s): invoice {escape_terminal(number)} contradicts the "
-              "bundle (see `gpu-audit invoice check`), so the bundle was not attached and nothing was written; "
-              "--attach-anyway attaches it with the findings in the attachment's description")
+        print(f"FAILED: {counted(len(done.check.findings), 'finding')}: invoice {escape_terminal(number)} "
+              "contradicts the bundle (see `gpu-audit invoice check`), so the bundle was not attached and nothing "
+              "was written; --attach-anyway attaches it with the findings in the attachment's description")
         return 1
     if done.check.findings:
-        print(f"attached anyway (--attach-anyway): {len(done.check.findings)} finding(s) written into the bundle "
-              "attachment's description")
+        print(f"attached anyway (--attach-anyway): {counted(len(done.check.findings), 'finding')} written into "
+              "the bundle attachment's description")
     print(escape_terminal(str(done.written)))
     return 0
 
@@ -159,7 +160,7 @@ def _verdict(result: InvoiceCheck, inv: Invoice) -> str:
             "the invoice's own amounts do not add up or are not allowed" if
             all(f.against != "committed" for f in result.findings) else
             "the invoice does not bill what the decision committed")
-    return f"FAILED: {len(result.findings)} finding(s): {what} ({figures})"
+    return f"FAILED: {counted(len(result.findings), 'finding')}: {what} ({figures})"
 
 
 def _check_lines(result: InvoiceCheck, inv: Invoice) -> list[str]:
@@ -169,7 +170,7 @@ def _check_lines(result: InvoiceCheck, inv: Invoice) -> list[str]:
     from generator.invoice.money import given
 
     currency = given(inv.currency)
-    out = [f"invoice {given(inv.number)} ({inv.source}): {len(inv.lines)} line(s) in {currency}"]
+    out = [f"invoice {given(inv.number)} ({inv.source}): {counted(len(inv.lines), 'line')} in {currency}"]
     out += [_billed_line(b, currency, result.compared) for b in result.billed]
     out.append(f"net total {given(inv.net_total)} {currency}; tax {given(inv.tax_total)} {currency} (shown apart, "
                f"not compared); gross {given(inv.grand_total)} {currency}")

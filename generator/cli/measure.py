@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import __version__
+from generator.core.termtext import counted
 from generator.gpu import environment, estimate, measure
 
 MIB = 2**20
@@ -36,7 +37,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         print(json.dumps(est.to_dict(), indent=2))
         return 0
     r2 = estimate.round2
-    print(f"Weights: {est.parameters:,} parameters x {est.bytes_per_parameter} byte(s) per parameter "
+    print(f"Weights: {est.parameters:,} parameters x {counted(est.bytes_per_parameter, 'byte')} per parameter "
           f"({est.bits} bits rounded up to whole bytes)")
     print(f"         = {est.weight_bytes:,} bytes = {r2(est.weight_gib)} GiB (1 GiB = 2**30 bytes) "
           f"= {r2(est.weight_gb)} GB (1 GB = 10**9 bytes)")
@@ -109,7 +110,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     summary = measure.warm_forward_summary(result.phases)
     if summary:
         print(f"warm_forward: median {summary['median_seconds']:.6f} s, min {summary['min_seconds']:.6f} s, "
-              f"max {summary['max_seconds']:.6f} s over {summary['count']} repeat(s)")
+              f"max {summary['max_seconds']:.6f} s over {counted(int(summary['count']), 'repeat')}")
     stamps = [t for row in result.phases for t in (row.get("started_at"), row.get("ended_at")) if t]
     if stamps:
         print(f"ran {min(stamps)} to {max(stamps)} (UTC; each phase's started_at and ended_at are in the file)")

@@ -20,6 +20,7 @@ class Signature:
     kind: str
     subject: str = ""
     fingerprint: str = ""
+    organisation: str = ""  # the subject's O (else CN), the words page 1 names the signer by
 
 
 RENDERED = Signature("render")

@@ -50,7 +50,7 @@ class NoteWorker:
 
         request = {
             "decision": read_decision_in(decision).source, "language": language,
-            "signature": [signature.kind, signature.subject, signature.fingerprint],
+            "signature": [signature.kind, signature.subject, signature.fingerprint, signature.organisation],
             "evidence": [[e.name, base64.b64encode(e.data).decode("ascii"), e.description, e.relationship]
                          for e in evidence]}
         self._sending = threading.Thread(target=self._worker.send, args=(request,), daemon=True)
@@ -92,11 +92,11 @@ def rendered_files(answer: object) -> dict[str, bytes] | None:
 @dataclass(frozen=True)
 class NoteRequest(JsonRecord):
     """What the worker is sent: decision.json's JSON, the language asked for, the signature's words (kind, subject,
-    fingerprint) and the evidence (name, base64 bytes, description, relationship)."""
+    fingerprint, organisation) and the evidence (name, base64 bytes, description, relationship)."""
 
     decision: dict[str, object]
     language: str | None
-    signature: tuple[str, str, str]
+    signature: tuple[str, str, str, str]
     evidence: tuple[tuple[str, str, str, str], ...]
 
 
@@ -127,10 +127,10 @@ class _Renderer:
 
         try:
             asked = NoteRequest.from_json_dict(request if isinstance(request, dict) else {})
-            kind, subject, fingerprint = asked.signature
+            kind, subject, fingerprint, organisation = asked.signature
             evidence = [Evidence(name, base64.b64decode(data), description, relationship)
                         for name, data, description, relationship in asked.evidence]
-            files = render_note(asked.decision, evidence, signature=Signature(kind, subject, fingerprint),
+            files = render_note(asked.decision, evidence, signature=Signature(kind, subject, fingerprint, organisation),
                                 language=asked.language, charts=self.charts, compiled=self.compiled)
         except Exception as exc:  # noqa: BLE001 - the parent renders itself and reports what fails there
             return {"error": f"{type(exc).__name__}: {exc}"}

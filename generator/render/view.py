@@ -49,6 +49,7 @@ HTML_LANGUAGE = {"zh": "zh-Hans"}  # the note's `lang` (BCP 47): Simplified Chin
 # (decision.json, findings.json, the grid), so that the time to lay the note out stays bounded by these caps
 # and not by the size of the inputs. Every text is also cut at filters.TEXT_CHARS.
 FINDINGS_PER_SEVERITY = 100
+WARNINGS_ON_PAGE_ONE = 5  # listed under page 1's banner (the rest in "Findings"), so that page 1 stays one page
 NOTE_CHARS = 500  # of one grid note: about five lines of the notes table
 NOTES_LISTED = 20  # distinct grid notes
 ROWS_LISTED = 200  # rows of the acceptance table, and of the memory table
@@ -117,6 +118,7 @@ class NoteView:
     notes: list[GridNote]
     notes_left_out: int
     findings_per_severity: int
+    warnings_on_page_one: int
     durations_listed: int
     environments: list[EnvironmentRow]
     schedule: list[ScheduleRow]
@@ -319,7 +321,8 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
         acceptance_rows=acceptance_rows[:ROWS_LISTED], acceptance_left_out=_left_out(acceptance_rows),
         memory_rows=memory_rows[:ROWS_LISTED], memory_left_out=_left_out(memory_rows),
         notes=notes[:NOTES_LISTED], notes_left_out=len(notes[NOTES_LISTED:]),
-        findings_per_severity=FINDINGS_PER_SEVERITY, durations_listed=DURATIONS_LISTED,
+        findings_per_severity=FINDINGS_PER_SEVERITY, warnings_on_page_one=WARNINGS_ON_PAGE_ONE,
+        durations_listed=DURATIONS_LISTED,
         environments=_environments(configs),
         schedule=_schedule(configs),
         measurement_files=[(c.id, c.measurement.file) for c in configs if c.measurement],

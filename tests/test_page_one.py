@@ -1,0 +1,73 @@
+"""Page 1 for the reader who pays: the signer named in words, and every warning under the banner (issue 37, item 1)."""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.audit.check import check_campaign
+from generator.render import view
+from generator.render.finance import Signature
+from generator.render.note import render_html
+
+REPO = Path(__file__).resolve().parents[1]
+FINGERPRINT = "ab" * 32
+
+
+@pytest.fixture(scope="module")
+def h200() -> dict[str, Any]:
+    return check_campaign(REPO / "inputs" / "h200-campaign").decision
+
+
+def page_one(body: str) -> str:
+    """The text before the answer: the title, the banners and the signature (white space, no-break spaces
+    included, read as one space)."""
+    head = body.split("<body>")[1].split('<div class="answer">')[0]
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", head)).split())
+
+
+@pytest.mark.parametrize(("lang", "signed_by", "subject"), [
+    ("en", "Signed by Acme GmbH (PAdES", "Certificate subject: O=Acme GmbH,CN=build server"),
+    ("de", "Signiert von Acme GmbH (PAdES", "Inhaber laut Zertifikat: O=Acme GmbH,CN=build server"),
+    ("fr", "Signée par Acme GmbH (certification", "Titulaire selon le certificat : O=Acme GmbH,CN=build server"),
+    ("zh", "由 Acme GmbH 签名", "证书主体：O=Acme GmbH,CN=build server")])
+def test_the_signer_is_named_by_its_organisation_and_the_subject_is_in_the_details(
+        h200: dict[str, Any], lang: str, signed_by: str, subject: str) -> None:
+    signature = Signature("certified", "O=Acme GmbH,CN=build server", FINGERPRINT, "Acme GmbH")
+    text = page_one(render_html(h200, signature=signature, language=lang))
+    assert signed_by in text and subject in text
+    assert "O=Acme GmbH,CN=build server" not in text.split(subject)[0]  # the certificate's syntax only as detail
+
+
+def test_a_built_note_names_the_organisation_of_its_certificate(example_bundle: Path) -> None:
+    text = page_one((example_bundle / "data" / "decision-note.html").read_text(encoding="utf-8"))
+    assert "Signed by Example Org (PAdES" in text and "Certificate subject: O=Example Org,CN=Example Org" in text
+
+
+def test_every_warning_is_on_page_one(h200: dict[str, Any]) -> None:
+    text = page_one(render_html(h200))
+    assert "Warnings (2):" in text
+    assert "package-longer-than-needed (protocol.json): the 7-day package (168 h) was rented" in text
+    assert "no-tariff (tarifs-forfaits.csv): no tariff for h200 over 7 days" in text
+
+
+def test_warnings_beyond_the_first_few_are_counted_on_page_one(h200: dict[str, Any]) -> None:
+    many = copy.deepcopy(h200)
+    extra = view.WARNINGS_ON_PAGE_ONE + 2 - len(many["findings"])
+    many["findings"] += [dict(many["findings"][-1], message=f"copy {k}") for k in range(extra)]
+    many["finding_counts"]["warning"] = len(many["findings"])
+    text = page_one(render_html(many))
+    assert f"Warnings ({view.WARNINGS_ON_PAGE_ONE + 2}):" in text
+    assert text.count("no-tariff (") == view.WARNINGS_ON_PAGE_ONE - 1
+    assert '2 more are listed under "Findings".' in text
+
+
+def test_a_note_without_warnings_lists_none_on_page_one(example_decision: Path) -> None:
+    text = page_one(render_html(json.loads(example_decision.read_text(encoding="utf-8"))))
+    assert "Warnings (" not in text

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pikepdf
@@ -29,13 +30,14 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 @pytest.fixture(scope="module")
-def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """`gpu-audit build inputs/example --lang L` for each language, as docs/languages.md shows it."""
+def bundles(tmp_path_factory: pytest.TempPathFactory, example_keys: tuple[Path, Path]) -> dict[str, Path]:
+    """`gpu-audit build inputs/example --lang L` for each language, signed, as docs/languages.md shows it."""
     root = tmp_path_factory.mktemp("languages")
     built = {}
     for lang in LANGS:
         out = root / f"bundle-{lang}"
-        r = _cli("build", str(EXAMPLE), "-o", str(out), "--unsigned", "--lang", lang, "--quiet")
+        r = _cli("build", str(EXAMPLE), "-o", str(out), "--key", str(example_keys[0]), "--cert",
+                 str(example_keys[1]), "--lang", lang, "--quiet")
         assert r.returncode == 0, r.stderr
         built[lang] = out
     return built
@@ -85,15 +87,16 @@ def test_the_first_page_shows_finance_the_packages_the_total_and_the_idle_gpu(bu
     assert price.replace("\u202f", " ") in first.replace("\u202f", " ")
     assert total.replace("\u202f", " ") in first.replace("\u202f", " ")
     assert "rtx4090-batch" in first and "b200-batch" in first and "2026-09-24" in first
-    assert "gpu-audit verify BUNDLE --allow-unsigned" in first
+    assert "gpu-audit verify BUNDLE --trust-fingerprint SHA256:" in first
 
 
 def test_the_english_first_page_says_what_a_reader_who_pays_must_know(bundles: dict[str, Path]) -> None:
     first = _first_page(bundles["en"] / NOTE)
-    assert "Campaign total committed: USD 2,181.00, the sum of 2 packages" in first
-    assert "B200, 7-day package: 1 lot x USD 2,071.00 = USD 2,071.00" in first
+    assert "What to pay: the packages rented for the campaign" in first
+    assert "Campaign total committed, what the invoice should show: USD 2,181.00, the sum of 2 packages" in first
+    assert "b200-batch B200 7 days 1 2 USD 2,071.00 USD 2,071.00" in first
     assert "b200-batch: 2 GPUs were paid for (1 x 2 GPUs per lot), but its runs used 1." in first
-    assert "UNSIGNED" in first
+    assert "Signed by Example Org (PAdES certification" in first
     assert "Lot The unit the provider rents" in first  # the term defined where it first appears
 
 
@@ -273,3 +276,58 @@ def test_the_note_states_what_its_evidence_does_not_show(bundles: dict[str, Path
     text = _text(bundles[lang] / NOTE)
     for limit in LIMITS[lang]:
         assert limit in text, f"{lang}: {limit!r} missing"
+
+
+# The last words of the glossary, the end of page 1's finance block, in each language.
+GLOSSARY_END = {"en": "timed for the comparison.", "de": "für den Vergleich gemessenen Durchläufe.",
+                "fr": "chronomètre pour la comparaison.", "zh": "用于比较的计时取自这些运行。"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_page_one_holds_the_answer_the_finance_block_and_the_glossary_whole(bundles: dict[str, Path],
+                                                                            lang: str) -> None:
+    """Measured on the signed note, whose signature block is the longest page 1 has (issue 37, item 1)."""
+    first, second = (_page(bundles[lang] / NOTE, n).replace(" ", "") for n in (1, 2))
+    assert GLOSSARY_END[lang].replace(" ", "") in first
+    assert EXPECTED[lang][2].replace("\u202f", "") in first.replace("\u202f", "")  # the campaign total
+    assert GLOSSARY_END[lang].replace(" ", "") not in second
+
+
+def _page(pdf: Path, number: int) -> str:
+    out = subprocess.run(["pdftotext", "-f", str(number), "-l", str(number), str(pdf), "-"], capture_output=True,
+                         text=True, check=True).stdout
+    return " ".join(out.split())
+
+
+def _unhyphenated_breaks(pdf: Path) -> list[str]:
+    """Words the PDF breaks across two lines without a hyphen: a line ending in letters and the next starting
+    with lower-case letters whose join is a word of the note that the first part alone is not (it never occurs
+    but at such breaks). Identifiers and code break at their separators, which this does not count."""
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    lines = [line.strip() for line in text.splitlines()]
+    pairs = []
+    for above, below in zip(lines, lines[1:], strict=False):
+        end, start = re.search(r"([^\W\d_]+)$", above), re.match(r"([^\W\d_]+)", below)
+        if end and start and start.group(1)[0].islower():
+            pairs.append((end.group(1), start.group(1)))
+    words = Counter(re.findall(r"[^\W\d_]+", text))
+    ends = Counter(first for first, _ in pairs)
+    return [f"{a}|{b}" for a, b in pairs if words[a + b] and words[a] <= ends[a]]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_word_is_broken_without_a_hyphen(bundles: dict[str, Path], lang: str) -> None:
+    assert _unhyphenated_breaks(bundles[lang] / NOTE) == []
+
+
+def test_the_break_finder_finds_a_word_cut_without_a_hyphen(tmp_path: Path) -> None:
+    """A header cut anywhere, as issue 37 showed in French ("avant l'échéa|nce"), is found; a whole one is not."""
+    from weasyprint import HTML
+
+    page = ('<html lang="fr"><body><p>avant l\'échéance</p><table style="width:14mm;table-layout:fixed"><tr>'
+            '<th style="overflow-wrap:anywhere;font-size:12pt">avant l\'échéance</th></tr></table></body></html>')
+    HTML(string=page).write_pdf(tmp_path / "cut.pdf")
+    assert "avan|t" in _unhyphenated_breaks(tmp_path / "cut.pdf")
+    page = page.replace("overflow-wrap:anywhere", "hyphens:auto").replace("14mm", "60mm")
+    HTML(string=page).write_pdf(tmp_path / "whole.pdf")
+    assert _unhyphenated_breaks(tmp_path / "whole.pdf") == []

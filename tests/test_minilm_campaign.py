@@ -72,5 +72,5 @@ def test_the_note_names_the_time_order_as_what_it_is() -> None:
     commit the same budget (their budgets are undefined)."""
     body = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", render_html(check_campaign(CAMPAIGN).decision))).split())
     assert "No answer" in body and "commit the same budget" not in body
-    assert ("minilm-precision/bf16 and minilm-precision/fp16 are next to each other in the order by median warm "
-            "time, and their timing runs overlap or lie too close") in body
+    assert ("In the order by median warm time, the timing runs of these neighbours overlap or lie too close: "
+            "minilm-precision/bf16 and minilm-precision/fp16; minilm-precision/fp16 and minilm-batch/b128;") in body

@@ -47,8 +47,9 @@ def pdf_text(path: Path) -> list[str]:
 def test_first_page_answers_the_question(rendered: Path, example_decision: Path) -> None:
     pages = pdf_text(rendered / PDF_NAME)
     first = " ".join(pages[0].split())
-    assert "Answer: rtx4090-batch/b4 (batch = 4, rtx-4090)" in first
-    assert "Committed budget USD 110.00 the whole 7-day package of GeForce RTX 4090: 1 x USD 110.00 per lot" in first
+    assert "Answer: GeForce RTX 4090, batch 4 configuration rtx4090-batch/b4" in first
+    assert ("Committed budget USD 110.00 (part of the campaign total below, not a second amount) the whole 7-day "
+            "package of GeForce RTX 4090: 1 x USD 110.00 per lot") in first
     assert "Cost per accepted result USD 110.00" in first
     assert "the timing runs separate the two clearly" in first
     assert "No error finding: every claim checked agrees with the evidence." in first

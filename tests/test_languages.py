@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -86,7 +87,8 @@ def test_the_first_page_shows_finance_the_packages_the_total_and_the_idle_gpu(bu
     _words, price, total = EXPECTED[lang]
     assert price.replace("\u202f", " ") in first.replace("\u202f", " ")
     assert total.replace("\u202f", " ") in first.replace("\u202f", " ")
-    assert "rtx4090-batch" in first and "b200-batch" in first and "2026-09-24" in first
+    assert "rtx4090-batch" in first and "b200-batch" in first
+    assert Formats(lang).day("2026-09-24") in first and "2026-09-24" not in first  # the catalogue's date, localised
     assert "gpu-audit verify BUNDLE --trust-fingerprint SHA256:" in first
 
 
@@ -120,6 +122,12 @@ def test_dates_are_shown_in_the_window_time_zone() -> None:
     assert Formats("en").moment("2026-10-05T09:00", "Europe/Paris") == "Oct 5, 2026, 09:00 (Europe/Paris)"
 
 
+def test_a_catalogue_date_is_written_the_readers_way_and_anything_else_as_written() -> None:
+    assert [Formats(lang).day("2026-09-24") for lang in LANGS] == [
+        "Sep 24, 2026", "24. Sept. 2026", "24 sept. 2026", "2026年9月24日"]
+    assert Formats("de").day("Ende September") == "Ende September" and Formats("de").day(None) == "\u2014"
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_font_is_embedded_as_a_subset(bundles: dict[str, Path], lang: str) -> None:
     listing = subprocess.run(["pdffonts", str(bundles[lang] / NOTE)], capture_output=True, text=True,
@@ -131,6 +139,7 @@ def test_every_font_is_embedded_as_a_subset(bundles: dict[str, Path], lang: str)
         assert re.match(r"[A-Z]{6}\+", line), line  # a subset's tag
     names = " ".join(line.split()[0] for line in listing)
     assert ("Noto-Sans-CJK-SC" in names) == (lang == "zh")
+    assert not re.search(r"CJK-(JP|KR|TC|HK)", names), names  # no fallback face: the placeholder in code too
 
 
 def test_the_chinese_note_extracts_as_chinese(bundles: dict[str, Path]) -> None:
@@ -331,3 +340,16 @@ def test_the_break_finder_finds_a_word_cut_without_a_hyphen(tmp_path: Path) -> N
     page = page.replace("overflow-wrap:anywhere", "hyphens:auto").replace("14mm", "60mm")
     HTML(string=page).write_pdf(tmp_path / "whole.pdf")
     assert _unhyphenated_breaks(tmp_path / "whole.pdf") == []
+
+
+def test_chinese_sentences_end_and_list_with_chinese_punctuation(example_decision: Path) -> None:
+    """The marks the template puts between translated pieces are full-width in Chinese: no "（作为失败保留）." or
+    "5 次计时运行成功, 0 次失败" (issue 37, item 2); the other languages keep theirs."""
+    from generator.render.note import render_html
+
+    decision = json.loads(example_decision.read_text(encoding="utf-8"))
+    text = {lang: " ".join(html.unescape(re.sub(r"<[^>]+>", " ", render_html(decision, language=lang)
+                                                   .split("<body>")[1])).split()) for lang in ("zh", "en")}
+    assert re.findall(r"[\u3400-\u9fff\uff09\u3002][,;.](?= |$)", text["zh"]) == []
+    assert "（作为失败保留）。" in text["zh"] and "5 次计时运行成功，0 次失败" in text["zh"]
+    assert "(kept as a failure)." in text["en"] and "5 timed runs succeeded, 0 failed" in text["en"]

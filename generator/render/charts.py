@@ -39,7 +39,7 @@ PHASE_WORDS = {"download": "download", "install": "install", "model_load": "load
                "inputs": "inputs", "cold_forward": "cold", "warmup": "warmup"}
 # Set-up phases a runner may write without memory counters (a download, an install): no bar when both are null.
 _UNCOUNTED = frozenset({"download", "install", "compile"})
-LABEL_WIDTH = 12  # characters per line of a phase's label under its bar
+LABEL_WIDTH = 15  # characters per line of a label under its bar: "warm (max of 5)" on one line, in the margin
 MIB = 2**20
 # The chart's words in English; the note's language sends its own (generator.render.i18n.chart_words).
 ENGLISH = {"warm_run": "warm run", "cold_run": "cold run", "warm_median": "median warm time",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import SupportsInt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -92,10 +92,28 @@ def chart_fonts(language: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Punctuation:
+    """A full stop, and the separators of a list (semicolon, comma), as the language writes them between words."""
+
+    stop: str
+    semi: str
+    comma: str
+
+
+LATIN_PUNCTUATION = Punctuation(stop=".", semi="; ", comma=", ")
+CHINESE_PUNCTUATION = Punctuation(stop="。", semi="；", comma="，")
+
+
+@dataclass(frozen=True)
 class Formats:
     """The template filters of one language: each returns plain text (autoescaped), exact where it must be."""
 
     language: str
+
+    @property
+    def punctuation(self) -> Punctuation:
+        """The marks that join translated pieces into a sentence: full-width in Chinese."""
+        return CHINESE_PUNCTUATION if self.language == "zh" else LATIN_PUNCTUATION
 
     @property
     def locale(self) -> Locale:
@@ -163,10 +181,22 @@ class Formats:
             "{0}", format_skeleton("Hm", when, locale=self.locale))  # 24-hour, as the protocol writes times
         return f"{text} ({timezone})" if zone is not None else text
 
+    def day(self, value: object) -> str:
+        """An ISO date (a catalogue's snapshot date, say) in the reader's form: '24. Sept. 2026' in German; a text
+        that is not an ISO date is shown as written."""
+        if value is None:
+            return DASH
+        try:
+            when = date.fromisoformat(str(value))
+        except ValueError:
+            return str(value)
+        return format_skeleton("yMMMd", when, locale=self.locale)
+
     def filters(self) -> dict[str, Callable[[object], str]]:
         """The filters by name, for the Jinja2 environment."""
         return {"usd": self.usd, "number": self.number, "count": self.count, "seconds": self.seconds,
-                "metric": self.metric, "memory": self.memory, "nbytes": self.nbytes, "moment": self.moment}
+                "metric": self.metric, "memory": self.memory, "nbytes": self.nbytes, "moment": self.moment,
+                "day": self.day}
 
 
 def _int(value: object) -> int:

@@ -101,6 +101,7 @@ def environment(language: str = "en", compiled: CompiledTemplates | None = None)
     env.filters.update(FILTERS)
     env.filters.update(formats.filters())
     env.filters.update(worded(catalogue.gettext, formats.count))
+    env.globals["punct"] = formats.punctuation
     return env
 
 

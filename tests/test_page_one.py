@@ -71,3 +71,15 @@ def test_warnings_beyond_the_first_few_are_counted_on_page_one(h200: dict[str, A
 def test_a_note_without_warnings_lists_none_on_page_one(example_decision: Path) -> None:
     text = page_one(render_html(json.loads(example_decision.read_text(encoding="utf-8"))))
     assert "Warnings (" not in text
+
+
+@pytest.mark.parametrize(("lang", "answer", "other"), [
+    ("en", "Answer: GeForce RTX 4090, batch 4", "same budget as GeForce RTX 4090, batch 1 (rtx4090-batch/b1)"),
+    ("de", "Antwort: GeForce RTX 4090, Batchgröße 4", "GeForce RTX 4090, Batchgröße 1 (rtx4090-batch/b1)"),
+    ("zh", "答案：GeForce RTX 4090，批大小 4", "它与 GeForce RTX 4090，批大小 1（rtx4090-batch/b1）")])
+def test_configurations_on_page_one_are_named_by_gpu_and_setting_with_their_id_beside(
+        example_decision: Path, lang: str, answer: str, other: str) -> None:
+    body = render_html(json.loads(example_decision.read_text(encoding="utf-8")), language=lang)
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body.split("<body>")[1].split("<section>")[1])).split())
+    assert answer in text and "rtx4090-batch/b4" in text and other in text
+    assert "batch = 4" not in text and "rtx-4090)" not in text

@@ -93,15 +93,18 @@ def chart_fonts(language: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Punctuation:
-    """A full stop, and the separators of a list (semicolon, comma), as the language writes them between words."""
+    """A full stop, the separators of a list (semicolon, comma) and the parentheses of an aside, as the language
+    writes them between words."""
 
     stop: str
     semi: str
     comma: str
+    open: str
+    close: str
 
 
-LATIN_PUNCTUATION = Punctuation(stop=".", semi="; ", comma=", ")
-CHINESE_PUNCTUATION = Punctuation(stop="。", semi="；", comma="，")
+LATIN_PUNCTUATION = Punctuation(stop=".", semi="; ", comma=", ", open=" (", close=")")
+CHINESE_PUNCTUATION = Punctuation(stop="。", semi="；", comma="，", open="（", close="）")
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def test_the_english_first_page_says_what_a_reader_who_pays_must_know(bundles: d
     assert "What to pay: the packages rented for the campaign" in first
     assert "Campaign total committed, what the invoice should show: USD 2,181.00, the sum of 2 packages" in first
     assert "b200-batch B200 7 days 1 2 USD 2,071.00 USD 2,071.00" in first
-    assert "b200-batch: 2 GPUs were paid for (1 x 2 GPUs per lot), but its runs used 1." in first
+    assert "B200 (b200-batch): 2 GPUs were paid for (1 x 2 GPUs per lot), but its runs used 1." in first
     assert "Signed by Example Org (PAdES certification" in first
     assert "Lot The unit the provider rents" in first  # the term defined where it first appears
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import io
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from datetime import date
@@ -16,6 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import facturx
+from conftest import gpu_audit
 from drafthorse.models.accounting import ApplicableTradeTax, CategoryTradeTax, TradeAllowanceCharge
 from drafthorse.models.document import Document
 from drafthorse.models.note import IncludedNote
@@ -274,3 +276,12 @@ def facturx_pdf(invoice: Invoice) -> bytes:
 
 if __name__ == "__main__":
     Path(sys.argv[1]).write_bytes(facturx_pdf(Invoice(example_lines())))
+
+
+def invoice_check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes, *extra: str,
+                  name: str = "invoice.pdf") -> subprocess.CompletedProcess[str]:
+    """`gpu-audit invoice check` of `invoice` (its Factur-X PDF, or the bytes given) against a signed bundle."""
+    path = tmp_path / name
+    path.write_bytes(invoice if isinstance(invoice, bytes) else facturx_pdf(invoice))
+    bundle, cert = signed
+    return gpu_audit("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)

@@ -410,22 +410,21 @@ def test_an_os_artefact_fails_with_what_it_is_and_how_to_remove_it(run_cli, bund
 
 def test_a_bundle_is_readable_by_colleagues_whatever_the_umask(run_cli, keys: tuple[Path, Path],
                                                                tmp_path: Path) -> None:
+    def build_under_a_private_umask(target: Path) -> None:
+        before = os.umask(0o077)
+        try:
+            r = run_cli("build", str(EXAMPLE), "-o", str(target), "--key", str(keys[0]), "--cert", str(keys[1]),
+                        "--quiet")
+        finally:
+            os.umask(before)
+        assert r.code == 0, r.err
+
     out = tmp_path / "shared" / "b"
     out.parent.mkdir()
-    before = os.umask(0o077)
-    try:
-        r = run_cli("build", str(EXAMPLE), "-o", str(out), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet")
-    finally:
-        os.umask(before)
-    assert r.code == 0, r.err
+    build_under_a_private_umask(out)
     modes = {p.relative_to(out).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in [out, *out.rglob("*")]}
     assert {m for p, m in modes.items() if (out / p).is_dir()} == {0o755}, modes
     assert {m for p, m in modes.items() if (out / p).is_file()} == {0o644}, modes
     zipped = tmp_path / "shared" / "b.zip"
-    before = os.umask(0o077)
-    try:
-        r = run_cli("build", str(EXAMPLE), "-o", str(zipped), "--key", str(keys[0]), "--cert", str(keys[1]), "--quiet")
-    finally:
-        os.umask(before)
-    assert r.code == 0, r.err
+    build_under_a_private_umask(zipped)
     assert stat.S_IMODE(zipped.stat().st_mode) == 0o644

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import gpu_audit
-from invoices import Invoice, Line, cii_xml, example_lines, facturx_pdf, visible_pdf
+from invoices import Invoice, Line, cii_xml, example_lines, facturx_pdf, invoice_check, visible_pdf
 
 from generator.invoice.check import Committed, InvoiceFinding, committed_packages, reconcile
 from generator.invoice.read import read_invoice
@@ -37,16 +37,8 @@ def _peak(*args: str) -> tuple[int, int, str]:
 
 
 
-def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes, *extra: str,
-           name: str = "invoice.pdf") -> subprocess.CompletedProcess[str]:
-    path = tmp_path / name
-    path.write_bytes(invoice if isinstance(invoice, bytes) else facturx_pdf(invoice))
-    bundle, cert = signed
-    return gpu_audit("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
-
-
 def test_the_matching_invoice_checks_out(tmp_path: Path, signed: tuple[Path, Path]) -> None:
-    r = _check(tmp_path, signed, Invoice(example_lines()))
+    r = invoice_check(tmp_path, signed, Invoice(example_lines()))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OK: invoice ITG-2026-0042 bills exactly the committed packages: 2181.00 USD net of tax" in r.stdout
     assert "tax 436.20 USD (shown apart, not compared)" in r.stdout
@@ -111,7 +103,7 @@ def test_each_mismatch_names_the_invoice_line_and_the_decisions_figure(code: str
 
 def test_the_cli_shows_each_finding_with_its_line_and_exits_1(tmp_path: Path, signed: tuple[Path, Path]) -> None:
     lines, line, figure = MISMATCHES["lots-differ"]
-    r = _check(tmp_path, signed, Invoice(lines))
+    r = invoice_check(tmp_path, signed, Invoice(lines))
     assert r.returncode == 1, r.stdout + r.stderr
     shown = [row for row in r.stdout.splitlines() if ": lots-differ:" in row]
     assert shown and shown[0].startswith(f"invoice line {line}: lots-differ: ") and figure in shown[0], r.stdout
@@ -136,7 +128,7 @@ def test_what_an_invoice_must_hold_besides_its_lines(invoice: Invoice, code: str
 def test_an_amount_too_long_for_any_invoice_is_exit_2(tmp_path: Path, signed: tuple[Path, Path]) -> None:
     xml = cii_xml(Invoice(example_lines())).replace(b"<ram:ChargeAmount>110.00</ram:ChargeAmount>",
                                                     b"<ram:ChargeAmount>1" + b"0" * 40 + b".00</ram:ChargeAmount>")
-    r = _check(tmp_path, signed, xml, name="long.xml")
+    r = invoice_check(tmp_path, signed, xml, name="long.xml")
     assert r.returncode == 2 and "more than 24 digits" in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
@@ -155,7 +147,7 @@ def test_the_total_net_of_tax_is_compared_and_tax_never(tmp_path: Path, committe
 
 
 def test_json_gives_the_same_result(tmp_path: Path, signed: tuple[Path, Path]) -> None:
-    result = json.loads(_check(tmp_path, signed, Invoice(example_lines()), "--json").stdout)
+    result = json.loads(invoice_check(tmp_path, signed, Invoice(example_lines()), "--json").stdout)
     assert result["ok"] is True and result["findings"] == [] and result["committed_total_usd_minor"] == 218100
     assert result["invoice"]["tax_total"] == "436.20" and result["bundle"]["verified"] is True
 
@@ -169,7 +161,7 @@ def test_a_bundle_that_does_not_verify_is_not_reconciled(tmp_path: Path, signed:
 
 
 def test_an_unreadable_invoice_is_exit_2(tmp_path: Path, signed: tuple[Path, Path]) -> None:
-    r = _check(tmp_path, signed, visible_pdf(Invoice(example_lines())))
+    r = invoice_check(tmp_path, signed, visible_pdf(Invoice(example_lines())))
     assert r.returncode == 2 and "no Factur-X or ZUGFeRD XML attachment" in r.stderr
     assert r.stderr.count("\n") == 1
 

@@ -4,14 +4,12 @@ another currency; other formats. Each invoice is made by drafthorse (and the fac
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
 import pikepdf
 import pytest
-from conftest import gpu_audit
 from invoices import (
     ARTICLES,
     Invoice,
@@ -20,7 +18,7 @@ from invoices import (
     en16931_invoice,
     en16931_lines,
     example_lines,
-    facturx_pdf,
+    invoice_check,
     named_lines,
     visible_pdf,
 )
@@ -51,21 +49,13 @@ def _findings(tmp_path: Path, invoice: Invoice, committed: list[Committed]) -> l
     return reconcile(read_invoice(path), committed)
 
 
-def _check(tmp_path: Path, signed: tuple[Path, Path], invoice: Invoice | bytes, *extra: str,
-           name: str = "invoice.pdf") -> subprocess.CompletedProcess[str]:
-    path = tmp_path / name
-    path.write_bytes(invoice if isinstance(invoice, bytes) else facturx_pdf(invoice))
-    bundle, cert = signed
-    return gpu_audit("invoice", "check", str(path), str(bundle), "--trust", str(cert), *extra)
-
-
 # ------------------------------------------------------------------------------------------ lines named, not coded
 
 def test_the_drafthorse_invoice_naming_its_packages_reconciles_and_shows_what_matched_what(
         tmp_path: Path, signed: tuple[Path, Path]) -> None:
     """The issue's example: "rtx-4090 package 7 days" 110.00 and "b200 package 7 days" 2,071.00 USD, no seller item
     ID, no attribute, XSD-valid and embedded in a PDF/A-3 by the factur-x library."""
-    r = _check(tmp_path, signed, Invoice(named_lines()))
+    r = invoice_check(tmp_path, signed, Invoice(named_lines()))
     assert r.returncode == 0, r.stdout + r.stderr
     rows = r.stdout.splitlines()
     assert ('billed line 1: "rtx-4090 package 7 days" (no item ID): quantity 1 C62 (one), unit price 110.00, amount '
@@ -75,7 +65,7 @@ def test_the_drafthorse_invoice_naming_its_packages_reconciles_and_shows_what_ma
     assert "net total 2181.00 USD; tax 436.20 USD (shown apart, not compared); gross 2617.20 USD" in rows
     assert rows[-1] == ("OK: invoice ITG-2026-0042 bills exactly the committed packages: 2181.00 USD net of tax "
                         "billed, 2181.00 USD committed"), r.stdout
-    result = json.loads(_check(tmp_path, signed, Invoice(named_lines()), "--json").stdout)
+    result = json.loads(invoice_check(tmp_path, signed, Invoice(named_lines()), "--json").stdout)
     lines = result["invoice"]["lines"]
     assert [(x["number"], x["name"], x["quantity"], x["unit"], x["unit_price"], x["total"]) for x in lines] == [
         (1, "rtx-4090 package 7 days", "1", "C62", "110.00", "110.00"),
@@ -162,11 +152,11 @@ def test_article_ids_registered_in_the_protocol_reach_the_invoice_check(
     decision = json.loads((article_bundle / "data" / "decision.json").read_text(encoding="utf-8"))
     assert [e["package"]["article_ids"] for e in decision["experiments"]] == [["IGPU-4090-7D"], ["IGPU-B200-7D"]]
     invoice = en16931_invoice(en16931_lines(rtx="Rechenleistung, Paket A", b200="Rechenleistung, Paket B"))
-    r = _check(tmp_path, (article_bundle, signed[1]), invoice)
+    r = invoice_check(tmp_path, (article_bundle, signed[1]), invoice)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "-> rtx-4090, 7-day package (rtx4090-batch), identified by its article ID" in r.stdout, r.stdout
     assert "; article ID IGPU-4090-7D" in r.stdout
-    r = _check(tmp_path, signed, invoice)  # the same invoice against a bundle that registers none
+    r = invoice_check(tmp_path, signed, invoice)  # the same invoice against a bundle that registers none
     assert r.returncode == 1 and r.stdout.count(": line-not-identified: ") == 2, r.stdout
 
 
@@ -217,7 +207,7 @@ def test_the_sub_lines_of_an_extended_invoice_are_shown_and_not_counted(tmp_path
                     attribute=False, status="DETAIL") for n in (1, 2)]
     lines = named_lines()
     lines[1].status = "GROUP"
-    r = _check(tmp_path, signed, Invoice(lines + details, extended=True))
+    r = invoice_check(tmp_path, signed, Invoice(lines + details, extended=True))
     assert r.returncode == 0, r.stdout + r.stderr
     assert 'billed line 3: "B200 GPU 1 of the lot, 7 days"' in r.stdout
     assert "-> a DETAIL line, which bills nothing of its own (not compared)" in r.stdout, r.stdout
@@ -229,7 +219,7 @@ def test_an_invoice_in_another_currency_is_one_finding_and_no_amount_is_compared
                                                                                  signed: tuple[Path, Path]) -> None:
     lines = named_lines()
     lines[1].unit_price = D("1900.00")  # would differ from the tariff, were it compared
-    r = _check(tmp_path, signed, Invoice(lines, currency="EUR"))
+    r = invoice_check(tmp_path, signed, Invoice(lines, currency="EUR"))
     assert r.returncode == 1, r.stdout + r.stderr
     findings = [row for row in r.stdout.splitlines() if row.startswith(("invoice: ", "invoice line "))]
     assert len(findings) == 1 and findings[0].startswith("invoice: currency: the invoice is in EUR"), r.stdout
@@ -283,7 +273,7 @@ def _zugferd_1_pdf() -> bytes:
 def test_zugferd_1_and_ubl_get_one_line_naming_the_format_and_what_to_do(case: str, tmp_path: Path,
                                                                         signed: tuple[Path, Path]) -> None:
     data = {"zugferd-1-xml": lambda: ZUGFERD_1, "zugferd-1-pdf": _zugferd_1_pdf, "ubl": lambda: UBL}[case]()
-    r = _check(tmp_path, signed, data, name="invoice.pdf" if case.endswith("pdf") else "invoice.xml")
+    r = invoice_check(tmp_path, signed, data, name="invoice.pdf" if case.endswith("pdf") else "invoice.xml")
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stdout + r.stderr
     found = "a ZUGFeRD 1.0 invoice" if case.startswith("zugferd") else "a UBL 2.1 invoice"
     assert found in r.stderr, r.stderr

@@ -153,5 +153,6 @@ def test_the_page_names_the_excluded_configurations(campaign: Path) -> None:
     set_cell(campaign, row, "batch", "8")
     page = _page_text(check_campaign(campaign).decision)
     assert "Answer: GeForce RTX 4090, batch 1 configuration rtx4090-batch/b1" in page
-    assert f"rtx4090-batch/b4 : its evidence has 2 error findings (measurement-config-mismatch ({GRID}:{row + 1}), " \
+    assert "GeForce RTX 4090, batch 4 (rtx4090-batch/b4) : its evidence has 2 error findings " \
+           f"(measurement-config-mismatch ({GRID}:{row + 1}), " \
            f"variant-value-mismatch ({GRID}:{row + 1}))." in page

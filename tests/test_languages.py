@@ -354,3 +354,13 @@ def test_chinese_sentences_end_and_list_with_chinese_punctuation(example_decisio
     assert re.findall(r"[\u3400-\u9fff\uff09\u3002][,;.](?= |$)", text["zh"]) == []
     assert "（作为失败保留）。" in text["zh"] and "5 次计时运行成功，0 次失败" in text["zh"]
     assert "(kept as a failure)." in text["en"] and "5 timed runs succeeded, 0 failed" in text["en"]
+
+
+def test_english_breaks_words_by_the_us_patterns(bundles: dict[str, Path]) -> None:
+    """pyphen's plain "en" is British and broke headers as "accep-ted" and "admiss-ible" (issue 37, item 2); the
+    note is tagged en-US, whose patterns break at the syllables readers expect."""
+    text = subprocess.run(["pdftotext", str(bundles["en"] / NOTE), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    breaks = re.findall(r"([^\W\d_]+)\u2010\n([^\W\d_]+)", text)
+    assert ("accept", "ed") in breaks
+    assert not {("accep", "ted"), ("admiss", "ible"), ("ad", "missible")} & set(breaks)

@@ -83,3 +83,14 @@ def test_configurations_on_page_one_are_named_by_gpu_and_setting_with_their_id_b
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body.split("<body>")[1].split("<section>")[1])).split())
     assert answer in text and "rtx4090-batch/b4" in text and other in text
     assert "batch = 4" not in text and "rtx-4090)" not in text
+
+
+def test_the_tables_name_configurations_by_gpu_and_setting_with_the_id_in_small_print(example_decision: Path) -> None:
+    """Past page 1 too: the ranking, the list of all configurations and the timing table (issue 37, item 1)."""
+    body = render_html(json.loads(example_decision.read_text(encoding="utf-8")), language="de")
+    cell = ('<td>GeForce RTX 4090, <span class="whole">Batchgröße 4</span><br>'
+            '<span class="small cid">rtx4090-batch/b4</span></td>')
+    tables = [t for t in body.split("<table") if cell in t]
+    assert len(tables) == 3  # ranking, all configurations, timing
+    assert "<td>rtx4090-batch/b4</td>" not in "".join(tables)
+    assert "<strong>GeForce RTX 4090, Batchgröße 8 (rtx4090-batch/b8)</strong>:" in body  # excluded

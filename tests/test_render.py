@@ -67,7 +67,8 @@ def test_figures_and_sections_are_in_the_pdf(rendered: Path) -> None:
                      "Smallest package that covers the window: 7 days", "USD 2,071.00",
                      "No p95 or other tail percentile for rtx4090-batch/b8: 4 warm runs are too few",
                      "Errors (0)", "Warnings (0)", "Input files (SHA-256)", "NVIDIA GeForce RTX 4090",
-                     "rtx4090-batch/b8: ran out of GPU memory in 1 run (kept as a failure)."):
+                     "GeForce RTX 4090, batch 8 (rtx4090-batch/b8): ran out of GPU memory in 1 run "
+                     "(kept as a failure)."):
         assert expected in text, expected
 
 
@@ -86,7 +87,7 @@ def test_charts_are_svg_in_the_html_and_greyscale_images_in_the_pdf(rendered: Pa
     assert "failed runs: 1" in svgs[0] and "(no duration)" in svgs[0]  # the failed b8 run, named, not at 0
     assert "peak allocated (part of reserved)" in svgs[1] and "failed" in svgs[1]
     images = pdf_images(rendered / PDF_NAME)
-    assert [(cols[0], cols[5]) for cols in images] == [("3", "gray"), ("6", "gray")]  # page, colour space
+    assert [(cols[0], cols[5]) for cols in images] == [("4", "gray"), ("6", "gray")]  # page, colour space
     assert all(int(cols[12]) >= 150 for cols in images)  # x-ppi as placed on the page: sharp when printed
 
 

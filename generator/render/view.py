@@ -44,7 +44,10 @@ from generator.render.rows import (
     Sets,
 )
 
-HTML_LANGUAGE = {"zh": "zh-Hans"}  # the note's `lang` (BCP 47): Simplified Chinese says its script
+# The note's `lang` (BCP 47), which also picks WeasyPrint's hyphenation dictionary: pyphen's plain "en" is British
+# ("accep-ted", "admiss-ible"); the US patterns break where readers expect ("ac-cept-ed", "ad-mis-si-ble"), and
+# the note's English is spelt the US way (--organization). Simplified Chinese says its script.
+HTML_LANGUAGE = {"en": "en-US", "zh": "zh-Hans"}
 # What the note lists at most (docs/note.md): past these it says how many it left out and where they are
 # (decision.json, findings.json, the grid), so that the time to lay the note out stays bounded by these caps
 # and not by the size of the inputs. Every text is also cut at filters.TEXT_CHARS.

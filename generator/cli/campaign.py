@@ -121,17 +121,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "campaign", help="train the reference classifier, or run a registered protocol and write the campaign folder",
         description="Run the protocol for real: `train` fits the shipped reference classifier on the training "
         "split (tuned on the tuning split); `run` performs the registered warm-up, warm runs in rotated order "
-        "and cold runs in fresh processes on one GPU, and writes a campaign folder that `gpu-audit check` audits. "
+        "and cold runs in fresh processes on one GPU (or data-parallel over a lot's GPUs), and writes a campaign "
+        "folder that `gpu-audit check` audits. "
         "Exit 0 success, 1 an attempt failed (kept in the grid), 2 usage or environment error.")
     csub = p.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND", required=True)
 
     r = csub.add_parser(
-        "run", help="run the registered series on one GPU and write the campaign folder",
-        description="For each experiment of PROTOCOL (declared variable: batch, precision, context or seed): a "
+        "run", help="run the registered series on one GPU, or a lot's GPUs, and write the campaign folder",
+        description="For each experiment of PROTOCOL (declared variable: batch, precision, context, seed or "
+        "gpu_count): a "
         "cold run per variant in a fresh process (when registered), the registered warm-up, then the registered "
         "warm runs in the registered order (rotated, or drawn: drawn_sequence). "
         "Each run reads the corpus, tokenises, transfers, infers and materialises the predictions on "
-        "the host between two device synchronisations. Writes protocol.json, expected-ids.csv, reference.csv, "
+        "the host between two device synchronisations; with gpu_count 2 or more, each pass is sharded over that many "
+        "GPUs from --device on (torch.distributed; the labels gathered in input order). Writes protocol.json, "
+        "expected-ids.csv, reference.csv, "
         "tarifs-forfaits.csv (published prices only), resultats-bruts.csv, one measurement JSON per variant "
         "and one prediction file per attempt; failures are kept (an out-of-memory batch is never retried "
         "smaller). Needs only the standard library, torch and numpy (transformers for a model "

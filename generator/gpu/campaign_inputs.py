@@ -50,6 +50,7 @@ class Settings:
     precision: str
     context: int
     seed: int
+    gpu_count: int = 1  # the lot's GPUs the pass is sharded over (data-parallel from 2)
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,10 @@ class Plan:
     def settings(self, exp: dict[str, Any], variant: dict[str, Any]) -> Settings:
         """The variant's settings: its value for the declared variable, the experiment's fixed ones otherwise."""
         values = {k: exp["fixed"].get(k) for k in ("batch", "precision", "context", "seed")}
+        values["gpu_count"] = exp["fixed"].get("gpu_count", 1)
         values[exp["variable"]] = variant["value"]
         return Settings(batch=int(values["batch"]), precision=str(values["precision"]),
-                        context=int(values["context"]), seed=int(values["seed"]))
+                        context=int(values["context"]), seed=int(values["seed"]), gpu_count=int(values["gpu_count"]))
 
 
 def corpus_revision(corpus_file: Path) -> str:
@@ -151,17 +153,18 @@ def make_plan(config: CampaignConfig) -> Plan:
             try:
                 st = plan.settings(exp, v)
             except (TypeError, ValueError) as exc:
-                raise UsageError(f"experiment {exp['id']!r} variant {v.get('id')!r}: batch, context and seed must be "
-                                 f"whole numbers, fixed unless declared ({exc})") from None
+                raise UsageError(f"experiment {exp['id']!r} variant {v.get('id')!r}: batch, context, seed and "
+                                 f"gpu_count must be whole numbers, fixed unless declared ({exc})") from None
             if st.precision not in DTYPES:
                 raise UsageError(f"experiment {exp['id']!r} variant {v['id']!r}: precision must be one of "
                                  f"{', '.join(DTYPES)}, got {st.precision!r}")
-            if st.batch < 1 or st.context < 1:
-                raise UsageError(f"experiment {exp['id']!r} variant {v['id']!r}: batch and context must be >= 1")
+            if st.batch < 1 or st.context < 1 or st.gpu_count < 1:
+                raise UsageError(f"experiment {exp['id']!r} variant {v['id']!r}: batch, context and gpu_count must "
+                                 "be >= 1")
     return plan
 
 
-VARIABLES = ("batch", "precision", "context", "seed")
+VARIABLES = ("batch", "precision", "context", "seed", "gpu_count")
 SHARED = ("corpus_revision", "model_revision", "tokenizer_revision", "input_order")
 
 

@@ -112,7 +112,8 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
     return {
         "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": plan.corpus_revision,
         "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": settings.seed,
-        "gpu_model": env["gpu_name"] if gpu else None, "gpu_count": 1 if gpu else 0, "device": config.device,
+        "gpu_model": env["gpu_name"] if gpu else None, "gpu_count": settings.gpu_count if gpu else 0,
+        "device": config.device,
         "driver_version": env["driver_version"], "python_version": env["python_version"],
         "torch_version": env["torch_version"], "runtime_version": env["runtime_version"],
         "precision": settings.precision, "batch": settings.batch, "context": settings.context,

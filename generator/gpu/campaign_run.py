@@ -1,8 +1,9 @@
-"""`campaign run`: execute a registered protocol on one GPU and write the campaign folder it audits.
+"""`campaign run`: execute a registered protocol on one GPU, or a lot's GPUs, and write the folder it audits.
 
 At run time this imports only the standard library, torch and numpy (and transformers for a model directory), so
 it runs on a bare GPU machine.
-What it reads is in `campaign_inputs` (with the model interface), what each attempt leaves in `campaign_rows`.
+What it reads is in `campaign_inputs` (with the model interface), what each attempt leaves in `campaign_rows`, the
+process's models and timed attempts in `campaign_session`, a run over several GPUs in `lot`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,22 +31,21 @@ from generator.gpu.campaign_inputs import (
     corpus_revision,
     load_model,
     make_plan,
-    read_corpus,
 )
 from generator.gpu.campaign_rows import (
     MAX_ERROR,
-    WARMUP_TEXTS,
     csv_cell,
     grid_row,
     measurement_document,
     neutralise,
     rotation,
     run_sequence,
-    truncation,
     truncation_note,
     write_csv,
 )
+from generator.gpu.campaign_session import Loaded, Session, timed_run
 from generator.gpu.environment import parse_device
+from generator.gpu.lot import Lot, sharded_phase
 from generator.gpu.phases import counters_for, phase_row, run_phase, utc_now
 
 __all__ = ["CampaignConfig", "CampaignResult", "cold_run_child", "corpus_revision", "neutralise", "rotation",
@@ -68,93 +68,12 @@ class CampaignResult:
     ended_at: str | None = None
 
 
-@dataclass
-class _Loaded:
-    """A model loaded for one (precision, context): its model_load phase and the truncation it applies."""
-
-    model: BatchModel
-    load_row: dict[str, Any]
-    truncation: dict[str, Any]
-
-
-@dataclass
-class _Session:
-    """The campaign process's run: its plan, the models loaded and counters, and the folder being written."""
-
-    plan: Plan
-    config: CampaignConfig
-    torch: Any
-    counters: Any
-    env: dict[str, Any]
-    tmp: Path
-    models: dict[tuple[str, int], _Loaded] = field(default_factory=dict)
-
-    def loaded(self, st: Settings, fresh: bool = False) -> _Loaded:
-        """The model for these settings, loaded (and its load timed) the first time they are needed, or again when
-        `fresh` (a variant's own model_load; the new copy replaces the old). One model per (precision, context)
-        stays in memory, so a variant's baseline counts the weights of the others loaded before it."""
-        key = (st.precision, st.context)
-        if fresh or key not in self.models:
-            self.torch.manual_seed(st.seed)
-            row, model = run_phase(self.torch, self.counters, "model_load",
-                                   lambda: load_model(self.config.model, self.config.device, st.precision, st.context))
-            if model is None:
-                raise EnvironmentProblemError(f"the model could not be loaded on {self.config.device} "
-                                              f"({st.precision}, context {st.context}): {row['error']}")
-            old = self.models.pop(key, None)
-            self.models[key] = _Loaded(model, row, old.truncation if old else truncation(self.plan, model, st.context))
-        return self.models[key]
-
-
-# --------------------------------------------------------------------------- one run
-
-
-def _corpus_pass(model: BatchModel, corpus_file: Path, batch: int, done: list[tuple[str, str]],
-                 limit: int | None = None) -> list[tuple[str, str]]:
-    """The timed chain: read the corpus, then tokenise, transfer, infer, labels on the host, batch by batch.
-
-    Progress goes into `done` so an attempt that fails midway still knows what it completed.
-    """
-    ids, texts = read_corpus(corpus_file)
-    if limit is not None:
-        ids, texts = ids[:limit], texts[:limit]
-    for i in range(0, len(ids), batch):
-        try:
-            labels = model.predict(texts[i:i + batch])
-        except RuntimeError:
-            raise
-        except Exception as exc:  # a user model's own error is an attempt failure, not a crash
-            raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
-        if len(labels) != len(ids[i:i + batch]):
-            raise RuntimeError(f"the model returned {len(labels)} labels for {len(ids[i:i + batch])} texts")
-        done.extend(zip(ids[i:i + batch], (str(x) for x in labels), strict=True))
-    return done
-
-
-def _timed_run(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, batch: int, name: str,
-               repeat: int | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """One attempt measured as a phase (synchronised start and stop, baselines, reset and absolute peaks)."""
-    done: list[tuple[str, str]] = []
-    row, _ = run_phase(torch, counters, name, lambda: _corpus_pass(model, corpus_file, batch, done), repeat=repeat)
-    return row, done
-
-
-def _warmup(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, batch: int,
-            iterations: int) -> dict[str, Any]:
-    """The registered warm-up, timed as one phase: `iterations` passes over the corpus's first texts."""
-    def fn() -> None:
-        for _ in range(iterations):
-            _corpus_pass(model, corpus_file, batch, [], limit=WARMUP_TEXTS)
-    row, _ = run_phase(torch, counters, "warmup", fn, iterations=iterations)
-    return row
-
-
 def _write_json(path: Path, document: dict[str, Any]) -> None:
     write_new_file(path, (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"),
                    what="campaign file")
 
 
-def _described(loaded: _Loaded, exp: dict[str, Any]) -> dict[str, Any]:
+def _described(loaded: Loaded, exp: dict[str, Any]) -> dict[str, Any]:
     """What the measurement's model record adds: truncation, padding, precision and the run order followed."""
     model = loaded.model
     order = exp.get("order", "rotated")
@@ -176,16 +95,28 @@ def cold_run_child(config: CampaignConfig, experiment: str, variant: str, predic
     counters = counters_for(torch, config.device)
     phases: list[dict[str, Any]] = []
     done: list[tuple[str, str]] = []
-    torch.manual_seed(st.seed)
-    row, model = run_phase(torch, counters, "model_load",
-                           lambda: load_model(config.model, config.device, st.precision, st.context))
-    phases.append(row)
-    if model is not None:
-        row, _ = run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
-        phases.append(row)
+    lot = Lot(torch, config.model, config.device, st.gpu_count) if st.gpu_count > 1 else None
+    try:
+        def load() -> BatchModel:
+            model = load_model(config.model, config.device, st.precision, st.context)
+            if lot is not None:
+                lot.load(st)
+            return model
+
         torch.manual_seed(st.seed)
-        row, done = _timed_run(torch, counters, model, plan.corpus_path, st.batch, "cold_forward", None)
+        row, model = run_phase(torch, counters, "model_load", load)
         phases.append(row)
+        if model is not None:
+            row, _ = run_phase(torch, counters, "inputs", lambda: corpus_revision(plan.corpus_path))
+            phases.append(row)
+            torch.manual_seed(st.seed)
+            row, done = sharded_phase(torch, counters, lot, "cold_forward", model, plan.corpus_path, st) \
+                if lot is not None else timed_run(torch, counters, model, plan.corpus_path, st.batch, "cold_forward",
+                                                   None)
+            phases.append(row)
+    finally:
+        if lot is not None:
+            lot.close()
     write_csv(predictions, ["id", "label"], [list(r) for r in done])
     write_new_file(result, json.dumps({"phases": phases, "completed": len(done)}).encode("utf-8"),
                    what="cold-run result")
@@ -253,12 +184,22 @@ def _prediction_path(plan: Plan, tmp: Path, exp_id: str, variant_id: str, phase:
     return tmp / rel
 
 
+def lot_size(plan: Plan) -> int:
+    """The most GPUs any variant of the protocol uses: the ranks of the data-parallel run, 1 when none shards."""
+    return max(plan.settings(exp, v).gpu_count for exp in plan.experiments for v in exp["variants"])
+
+
 def run_campaign(config: CampaignConfig) -> CampaignResult:
     """Run every experiment of the protocol and write the campaign folder at config.out (renamed at the end)."""
     plan = make_plan(config)
-    if config.device != "cpu":
-        parse_device(config.device)
+    world = lot_size(plan)
+    first = parse_device(config.device) if config.device != "cpu" else 0
     torch, env = campaign_environment(config)
+    if config.device != "cpu" and first + world > (env["visible_device_count"] or 0):
+        visible = env["visible_device_count"] or 0
+        raise EnvironmentProblemError(f"a variant uses {world} GPUs from {config.device}, but {visible} "
+                                      f"{'is' if visible == 1 else 'are'} visible; nothing was run (rent a lot "
+                                      f"with {world} GPUs, or register fewer in gpu_count)")
     tmp = _new_output(config.out)
     started_at = utc_now()
     try:
@@ -290,10 +231,16 @@ def _execute(plan: Plan, config: CampaignConfig, torch: Any, env: dict[str, Any]
         write_new_file(tmp / group.ids_file, (config.corpus / group.ids_file).read_bytes(), what="campaign file")
     cold = _cold_runs(plan, config, tmp)
     counters = counters_for(torch, config.device)
-    session = _Session(plan=plan, config=config, torch=torch, counters=counters, env=env, tmp=tmp)
+    world = lot_size(plan)
+    session = Session(plan=plan, config=config, torch=torch, counters=counters, env=env, tmp=tmp,
+                       lot=Lot(torch, config.model, config.device, world) if world > 1 else None)
     rows: list[dict[str, Any]] = []
-    for exp in plan.experiments:
-        rows.extend(_run_experiment(session, exp, cold))
+    try:
+        for exp in plan.experiments:
+            rows.extend(_run_experiment(session, exp, cold))
+    finally:
+        if session.lot is not None:
+            session.lot.close()
     write_csv(tmp / files["raw_results"], GRID_COLUMNS, [[csv_cell(r[c]) for c in GRID_COLUMNS] for r in rows])
     return rows
 
@@ -316,7 +263,7 @@ def _cold_runs(plan: Plan, config: CampaignConfig, tmp: Path) -> _Cold:
     return cold
 
 
-def _run_experiment(s: _Session, exp: dict[str, Any], cold: _Cold) -> list[dict[str, Any]]:
+def _run_experiment(s: Session, exp: dict[str, Any], cold: _Cold) -> list[dict[str, Any]]:
     """One experiment: each variant's cold phases and warm-up, the warm runs in the registered order; its rows."""
     variants = exp["variants"]
     phases: dict[str, list[dict[str, Any]]] = {}
@@ -327,19 +274,17 @@ def _run_experiment(s: _Session, exp: dict[str, Any], cold: _Cold) -> list[dict[
         loaded = s.loaded(st)
         phases[v["id"]] = _cold_phases(s, exp, v, st, cold, by_key)
         s.torch.manual_seed(st.seed)
-        phases[v["id"]].append(_warmup(s.torch, s.counters, loaded.model, s.plan.corpus_path, st.batch,
-                                       exp["warmup"]["iterations"]))
+        phases[v["id"]].append(s.warmup(loaded, st, exp["warmup"]["iterations"]))
     for position, (v, run_index) in enumerate(sequence, start=1):
         st = s.plan.settings(exp, v)
         loaded = s.loaded(st)
         s.torch.manual_seed(st.seed)
-        row, done = _timed_run(s.torch, s.counters, loaded.model, s.plan.corpus_path, st.batch,
-                               "warm_forward", run_index)
+        row, done = s.timed_pass(loaded, st, "warm_forward", run_index)
         phases[v["id"]].append(row)
         write_csv(_prediction_path(s.plan, s.tmp, exp["id"], v["id"], "warm", run_index), ["id", "label"],
                   [list(r) for r in done])
         order = f"order {exp.get('order', 'rotated')}: warm run {position} of {len(sequence)} of the experiment"
-        by_key[(v["id"], run_index)] = grid_row(s.plan, s.config, s.env, loaded.model, exp, v, st, "warm",
+        by_key[(v["id"], run_index)] = grid_row(s.plan, s.config, s.environment(st), loaded.model, exp, v, st, "warm",
                                                 run_index, row, done, _extra(loaded, [order]))
     rows: list[dict[str, Any]] = []
     for v in variants:
@@ -351,18 +296,18 @@ def _run_experiment(s: _Session, exp: dict[str, Any], cold: _Cold) -> list[dict[
         rel = v.get("measurement") or f"measurements/{exp['id']}-{v['id']}.json"
         st = s.plan.settings(exp, v)
         loaded = s.loaded(st)
-        _write_json(s.tmp / rel, measurement_document(s.plan, s.config, s.env, loaded.model, exp, v, st,
+        _write_json(s.tmp / rel, measurement_document(s.plan, s.config, s.environment(st), loaded.model, exp, v, st,
                                                       phases[v["id"]], _described(loaded, exp)))
     return rows
 
 
-def _extra(loaded: _Loaded, head: list[str]) -> list[str]:
+def _extra(loaded: Loaded, head: list[str]) -> list[str]:
     """A row's own notes: the order it ran in, then its truncation and precision."""
     return [*head, truncation_note(loaded.truncation),
             f"precision {getattr(loaded.model, 'precision', 'not reported by the model')}"]
 
 
-def _cold_phases(s: _Session, exp: dict[str, Any], v: dict[str, Any], st: Settings, cold: _Cold,
+def _cold_phases(s: Session, exp: dict[str, Any], v: dict[str, Any], st: Settings, cold: _Cold,
                  by_key: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
     """A variant's first phases: its fresh process's (and their grid row), or its own model_load, inputs and
     cold_forward in this process."""
@@ -370,13 +315,13 @@ def _cold_phases(s: _Session, exp: dict[str, Any], v: dict[str, Any], st: Settin
         loaded = s.loaded(st)  # for the warm runs; its load belongs to no measurement
         head, _completed = cold[(exp["id"], v["id"])]
         done = _read_predictions(_prediction_path(s.plan, s.tmp, exp["id"], v["id"], "cold", 1))
-        by_key[(v["id"], 0)] = grid_row(s.plan, s.config, s.env, loaded.model, exp, v, st, "cold", 1, head[-1],
-                                        done, _extra(loaded, ["cold run before the warm runs"]))
+        by_key[(v["id"], 0)] = grid_row(s.plan, s.config, s.environment(st), loaded.model, exp, v, st, "cold", 1,
+                                        head[-1], done, _extra(loaded, ["cold run before the warm runs"]))
         return list(head)
     loaded = s.loaded(st, fresh=True)
     inputs, _ = run_phase(s.torch, s.counters, "inputs", lambda: corpus_revision(s.plan.corpus_path))
     s.torch.manual_seed(st.seed)
-    row, _ = _timed_run(s.torch, s.counters, loaded.model, s.plan.corpus_path, st.batch, "cold_forward", None)
+    row, _ = s.timed_pass(loaded, st, "cold_forward", None)
     return [loaded.load_row, inputs, row]
 
 

@@ -152,3 +152,18 @@ def _gpu(torch: Any, env: dict[str, Any], device: str, index: int) -> str | None
     env["gpu_name"] = str(props.name)[:200]
     env["gpu_total_memory_bytes"] = int(props.total_memory)
     return None
+
+
+def lot_environment(torch: Any, env: dict[str, Any], devices: list[str]) -> dict[str, Any]:
+    """The environment of a run over several GPUs of a lot: each GPU's name, UUID and memory, in rank order, and
+    devices_used their number. A CPU test run (no GPU) keeps the environment as it is."""
+    if devices[0] == "cpu" or len(devices) < 2:
+        return env
+    listed = []
+    for device in devices:
+        props = torch.cuda.get_device_properties(parse_device(device))
+        uuid = getattr(props, "uuid", None)
+        listed.append({"device": device, "gpu_name": str(props.name)[:200],
+                       "gpu_uuid": None if uuid is None else str(uuid)[:64],
+                       "gpu_total_memory_bytes": int(props.total_memory)})
+    return {**env, "devices_used": len(devices), "devices": listed}

@@ -17,7 +17,50 @@ from generator.audit.inputs.access import (
 )
 from generator.core.jsonvalue import JsonObject, JsonScalar
 
-__all__ = ["Environment", "MeasuredConfig", "MeasuredModel", "MeasurementDoc", "Phase", "RunRef", "SyntheticModel"]
+__all__ = ["Environment", "LotDevice", "MeasuredConfig", "MeasuredModel", "MeasurementDoc", "Phase", "RunRef", "Share",
+           "SyntheticModel"]
+
+
+@dataclass(frozen=True)
+class LotDevice:
+    """One GPU of a run over several (environment.devices), in rank order."""
+
+    device: str
+    gpu_name: str | None
+    gpu_uuid: str | None
+    gpu_total_memory_bytes: int | None
+
+    @classmethod
+    def of(cls, data: JsonObject) -> LotDevice:
+        return cls(as_str(data["device"]), opt_str(data.get("gpu_name")), opt_str(data.get("gpu_uuid")),
+                   opt_int(data.get("gpu_total_memory_bytes")))
+
+
+@dataclass(frozen=True)
+class Share:
+    """One GPU's share of a pass run data-parallel (a phase row's `devices` entry)."""
+
+    device: str
+    texts: int
+    completed: int
+    status: str
+    error: str | None
+    elapsed_seconds: float | None
+    written: dict[str, JsonScalar] = field(compare=False, repr=False)
+
+    def counter(self, key: str) -> float | None:
+        """One of its four memory readings, as written; None when null."""
+        value = self.written.get(key)
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    @classmethod
+    def of(cls, data: JsonObject) -> Share:
+        return cls(as_str(data["device"]), as_int(data["texts"]), as_int(data["completed"]), as_str(data["status"]),
+                   opt_str(data.get("error")), opt_number(data.get("elapsed_seconds")), as_scalar_map(data))
+
+
+def _without_devices(data: JsonObject) -> JsonObject:
+    return {k: v for k, v in data.items() if k != "devices"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +80,7 @@ class Environment:
     devices_used: int | None
     unavailable_reason: str | None
     written: dict[str, JsonScalar] = field(compare=False, repr=False)
+    devices: tuple[LotDevice, ...] = ()  # the GPUs of a run over several, in rank order
 
     @classmethod
     def of(cls, data: JsonObject) -> Environment:
@@ -45,7 +89,8 @@ class Environment:
                    opt_str(g("runtime_version")), opt_str(g("driver_version")), as_str(data["device"]),
                    bool(opt_bool(data["gpu_available"])), opt_str(g("gpu_name")), opt_int(g("gpu_total_memory_bytes")),
                    opt_int(g("visible_device_count")), opt_int(g("devices_used")), opt_str(g("unavailable_reason")),
-                   as_scalar_map(data))
+                   as_scalar_map(_without_devices(data)),
+                   tuple(LotDevice.of(d) for d in as_objects(g("devices") or [])))
 
 
 @dataclass(frozen=True)
@@ -94,6 +139,7 @@ class Phase:
     started_at: str | None
     ended_at: str | None
     written: dict[str, JsonScalar] = field(compare=False, repr=False)
+    shares: tuple[Share, ...] = ()  # each GPU's share of a pass run data-parallel
 
     def counter(self, key: str) -> float | None:
         """A memory counter named at run time (one of the six `*_bytes` keys), as written; None when null."""
@@ -117,7 +163,7 @@ class Phase:
                    opt_int(g("baseline_reserved_bytes")), opt_int(g("final_allocated_bytes")),
                    opt_int(g("final_reserved_bytes")), opt_int(g("peak_allocated_bytes")),
                    opt_int(g("peak_reserved_bytes")), opt_str(g("started_at")), opt_str(g("ended_at")),
-                   as_scalar_map(data))
+                   as_scalar_map(_without_devices(data)), tuple(Share.of(d) for d in as_objects(g("devices") or [])))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ SHARED_COLUMNS = (
     "gpu_model", "gpu_count", "device", "driver_version", "python_version", "torch_version", "runtime_version",
 )
 # Protocol `fixed` keys checked against each row.
-FIXED_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision", "precision", "batch", "context", "seed")
+FIXED_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision", "precision", "batch", "context", "seed",
+                 "gpu_count")
 
 
 def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) -> list[Finding]:
@@ -26,6 +27,8 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
     variable = exp.variable
     registered = {v.id: v.value for v in exp.variants}.get(row.variant_id or "")
     claimed = row.cell(variable) if variable in GRID_COLUMNS else None  # input_order: no grid column
+    if variable == "gpu_count" and row.device == "cpu":
+        claimed = None  # a test run on the CPU uses no GPU: its processes stand in for the lot's GPUs
     if registered is not None and claimed is not None and str(claimed) != str(registered):
         out.append(make_finding("variant-value-mismatch", E, grid_file,
                                 f"variant {row.variant_id!r} is registered with {variable} {registered!r}, this "
@@ -36,6 +39,7 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
     for column in FIXED_COLUMNS:
         fixed = exp.fixed.setting(column)
         if column == variable or fixed is None or (column == "seed" and exp.seeds) \
+                or (column == "gpu_count" and row.device == "cpu") \
                 or (column == "corpus_revision" and row.corpus_revision in exp.further_corpora):
             continue  # the rows of common seeds run each listed seed (seeds.row_findings), and of further corpora each
         if row.cell(column) is not None and str(row.cell(column)) != str(fixed):

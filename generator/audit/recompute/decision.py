@@ -17,6 +17,7 @@ from generator.audit.recompute import (
     comparability,
     corpora,
     cost,
+    lotdevices,
     measured_config,
     memory,
     provenance,
@@ -216,7 +217,7 @@ def _measurement(ctx: _Context, variant: Variant) -> Measurement | None:
         return None
     return Measurement(file=doc_file, environment=measured.environment.written,
                        configuration=measured.configuration.written, synthetic_data=bool(measured.synthetic_data),
-                       phases=[p.written for p in measured.phases])
+                       phases=[p.written for p in measured.phases], devices=lotdevices.device_uses(measured))
 
 
 def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: list[Row], package: Package,
@@ -310,6 +311,7 @@ def recompute(protocol: Protocol, grid_file: str, rows: list[GridRow], lines: li
     resumed = {v.measurement for exp in protocol.experiments for v in exp.variants if v.resume is not None}
     for file, doc in sorted(measurements.items()):
         ctx.findings.extend(memory.check_measurement(doc, file, resumptions=file in resumed))
+        ctx.findings.extend(lotdevices.check_devices(doc, file))
     ctx.findings.extend(runtimes.run_time_findings(protocol, measurements, grid_file, rows, lines))
     ctx.findings.extend(attempts.series_findings(protocol, "protocol.json"))
     ctx.findings.extend(seeds.protocol_findings(protocol, "protocol.json"))

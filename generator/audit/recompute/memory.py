@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
 from generator.audit.inputs.rows import GridRow
@@ -17,7 +19,14 @@ PHASE_ORDER = ("model_load", "inputs", "cold_forward", "warmup")
 E = Severity.ERROR
 
 
-def invariant_findings(record: GridRow | Phase, file: str, line: int | None, where: str) -> list[Finding]:
+class Readings(Protocol):
+    """What holds memory readings by name: a grid row, a phase row, one GPU's share of a pass."""
+
+    def counter(self, key: str) -> float | None: ...
+
+
+
+def invariant_findings(record: Readings, file: str, line: int | None, where: str) -> list[Finding]:
     """peak >= baseline and allocated <= reserved, for one phase row or one grid row."""
     out: list[Finding] = []
     for alloc, res in PAIRS:

@@ -146,15 +146,32 @@ class Experiment(JsonRecord):
 
 
 @dataclass(frozen=True)
+class DeviceUse(JsonRecord):
+    """One GPU of a run over several: the texts of its share, the passes it recorded, whether it worked in each,
+    and its highest peaks (each GPU's own, never summed)."""
+
+    device: str
+    gpu_name: str | None
+    gpu_uuid: str | None
+    texts: int
+    passes: int
+    worked: bool
+    peak_allocated_bytes: int | None
+    peak_reserved_bytes: int | None
+
+
+@dataclass(frozen=True)
 class Measurement(JsonRecord):
     """What the configuration's measurement file observed, as it holds it."""
 
     file: str
-    # As the file writes them (optional keys absent or null, in the file's order): a copy, not a reading.
+    # As the file writes them (optional keys absent or null, in the file's order): a copy, not a reading; each
+    # GPU's share of a pass over several is summed up in `devices`, not copied.
     environment: dict[str, JsonScalar]
     configuration: dict[str, JsonScalar]
     synthetic_data: bool
     phases: list[dict[str, JsonScalar]]
+    devices: tuple[DeviceUse, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)

@@ -296,12 +296,11 @@ def test_the_note_verifies_on_its_own_and_an_incremental_update_is_caught(genuin
     writer.write(buf)
     changed = tmp_path / "decision-note.pdf"
     changed.write_bytes(buf.getvalue())
-    # pyHanko's difference analysis of this one-key update takes 14 to 20 s of processor time on 2 cores, at the
-    # default --max-pdf-seconds of 20: past it, verify says "not checked" (exit 1, never OK). This test is about
-    # the verdict on a tampered note, so it gives the parse room; the bound has tests of its own (section 5).
-    code, out = verify(str(changed), "--trust", str(keys[1]), "--max-pdf-seconds", "120")
+    # Under the default --max-pdf-seconds: a signature that no longer covers the file is judged without pyHanko's
+    # difference analysis of the update, which took 14 to 20 s of processor time and read "not checked" past 20.
+    code, out = verify(str(changed), "--trust", str(keys[1]))
     assert code == 1, out
-    assert "[pdf-modified-after-signing]" in out
+    assert "[pdf-modified-after-signing]" in out and "not checked" not in out
 
 
 # --- 5. bounded, safe verification --------------------------------------------------------------------------------

@@ -164,3 +164,17 @@ def test_the_note_shows_each_gpu_of_the_lot_and_whether_it_worked(example_decisi
     assert "B200, batch 8 b200-batch/b8 cuda:0: NVIDIA B200 GPU-a 500 2.00 GiB" in text
     assert "cuda:1: NVIDIA B200 GPU-b 500 1.00 GiB" in text and "no (5 runs recorded)" in text
     assert "Memory per GPU of the lot" not in render_html(json.loads(example_decision.read_text(encoding="utf-8")))
+
+
+def test_a_lot_larger_than_the_machine_is_refused_before_any_work(tiny: dict[str, Path], tmp_path: Path,  # noqa: F811
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.core.errors import EnvironmentProblemError
+
+    monkeypatch.setattr(campaign_run, "campaign_environment", lambda config: (torch, {"visible_device_count": 1}))
+    out = tmp_path / "camp"
+    config = campaign_run.CampaignConfig(protocol=_gpu_count_protocol(tiny, tmp_path), model=str(tiny["model"]),
+                                         corpus=tiny["corpus"], device="cuda:0", out=out)
+    with pytest.raises(EnvironmentProblemError, match="a variant uses 2 GPUs from cuda:0, but 1 is visible; "
+                                                      "nothing was run"):
+        campaign_run.run_campaign(config)
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["protocol.json"]

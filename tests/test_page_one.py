@@ -94,3 +94,12 @@ def test_the_tables_name_configurations_by_gpu_and_setting_with_the_id_in_small_
     assert len(tables) == 3  # ranking, all configurations, timing
     assert "<td>rtx4090-batch/b4</td>" not in "".join(tables)
     assert "<strong>GeForce RTX 4090, Batchgröße 8 (rtx4090-batch/b8)</strong>:" in body  # excluded
+
+
+def test_a_gpu_without_a_catalogue_name_is_labelled_by_the_name_the_runtime_reported(h200: dict[str, Any]) -> None:
+    """The H200 has no tariff, so no catalogue model name: the label takes the measured "NVIDIA H200", not the
+    rental's ID "h200"."""
+    body = render_html(h200)
+    assert '<td>NVIDIA H200, <span class="whole">batch 1</span><br><span class="small cid">h200-batch/b1</span>' \
+        in body
+    assert "h200, batch" not in body

@@ -102,8 +102,8 @@ def _share(torch: Any, model: BatchModel, device: str, rank: int, ids: list[str]
     return share, done
 
 
-def _step(torch: Any, dist: Any, rank: int, world: int, device: str, models: dict[tuple[str, int], BatchModel],
-          spec: str, command: dict[str, Any]) -> tuple[DeviceShare | str | None, list[tuple[str, str]]]:
+def _step(torch: Any, rank: int, device: str, models: dict[tuple[str, int], BatchModel], spec: str,
+          command: dict[str, Any]) -> tuple[DeviceShare | str | None, list[tuple[str, str]]]:
     """Carry out one command on this rank: load a model (an error text, or None), or run its shard of a pass."""
     key = (command["precision"], command["context"])
     if rank >= command["world"]:
@@ -143,7 +143,7 @@ def _helper(rank: int, world: int, store: str, devices: list[str], spec: str) ->
             command = box[0]
             if command["kind"] == "stop":
                 break
-            result = _step(torch, dist, rank, world, device, models, spec, command)
+            result = _step(torch, rank, device, models, spec, command)
             dist.gather_object(result, None, dst=0)
     finally:
         dist.destroy_process_group()
@@ -197,8 +197,7 @@ class Lot:
         command = {"kind": "run", "corpus": str(corpus), "batch": st.batch, "seed": st.seed,
                    "precision": st.precision, "context": st.context, "limit": limit, "world": st.gpu_count}
         self._send(command)
-        mine = _step(self._torch, self._dist, 0, self.world, self.devices[0], {(st.precision, st.context): model},
-                     "", command)
+        mine = _step(self._torch, 0, self.devices[0], {(st.precision, st.context): model}, "", command)
         results = self._gather(mine)[:st.gpu_count]
         shares = [r[0] for r in results]
         done = [pair for r in results for pair in r[1]]

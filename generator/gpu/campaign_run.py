@@ -203,7 +203,7 @@ def run_campaign(config: CampaignConfig) -> CampaignResult:
     tmp = _new_output(config.out)
     started_at = utc_now()
     try:
-        rows = _execute(plan, config, torch, env, tmp)
+        rows = _execute(plan, config, torch, env, tmp, world)
         ended_at = utc_now()
         try:
             os.rename(tmp, config.out)  # refuses a non-empty folder that appeared meanwhile
@@ -219,7 +219,8 @@ def run_campaign(config: CampaignConfig) -> CampaignResult:
                           ended_at=ended_at)
 
 
-def _execute(plan: Plan, config: CampaignConfig, torch: Any, env: dict[str, Any], tmp: Path) -> list[dict[str, Any]]:
+def _execute(plan: Plan, config: CampaignConfig, torch: Any, env: dict[str, Any], tmp: Path,
+             world: int) -> list[dict[str, Any]]:
     """The registered files, the cold runs, then each experiment's warm-up and warm runs; the grid last."""
     files = plan.protocol["files"]
     write_new_file(tmp / "protocol.json", plan.protocol_bytes, what="campaign file")
@@ -231,7 +232,6 @@ def _execute(plan: Plan, config: CampaignConfig, torch: Any, env: dict[str, Any]
         write_new_file(tmp / group.ids_file, (config.corpus / group.ids_file).read_bytes(), what="campaign file")
     cold = _cold_runs(plan, config, tmp)
     counters = counters_for(torch, config.device)
-    world = lot_size(plan)
     session = Session(plan=plan, config=config, torch=torch, counters=counters, env=env, tmp=tmp,
                        lot=Lot(torch, config.model, config.device, world) if world > 1 else None)
     rows: list[dict[str, Any]] = []

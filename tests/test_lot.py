@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,26 @@ def test_a_lot_larger_than_the_machine_is_refused_before_any_work(tiny: dict[str
                                                       "nothing was run"):
         campaign_run.run_campaign(config)
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["protocol.json"]
+
+
+def test_a_share_that_fails_midway_keeps_what_it_completed_and_its_error() -> None:
+    class Failing:
+        name, revision, tokenizer_revision, parameter_count = "failing", "r", "t", 0
+
+        def predict(self, texts: Sequence[str]) -> list[str]:
+            if "c" in texts:
+                raise ValueError("boom")
+            return ["x"] * len(texts)
+
+    share, done = lot._share(torch, Failing(), "cpu", 1, ["1", "2", "3"], ["a", "b", "c"], 2)
+    assert done == [("1", "x"), ("2", "x")]
+    assert (share.status, share.texts, share.completed, share.elapsed_seconds) == ("failed", 3, 2, None)
+    assert share.error == "runtime error: RuntimeError: ValueError: boom"
+
+
+def test_a_missing_share_is_named_as_the_file_writes_the_devices() -> None:
+    from generator.audit.inputs.measurement import MeasurementDoc
+    from generator.audit.recompute.lotdevices import check_devices
+
+    (finding,) = check_devices(MeasurementDoc.of(_changed("phases/0/devices/1", None)), "m.json")
+    assert finding.message == "warm_forward lists shares for cuda:0 where the run used cuda:0, cuda:1"

@@ -102,8 +102,9 @@ def corpus_revision(corpus_file: Path) -> str:
     return "debian-descriptions-eval@sha256:" + sha256_file(corpus_file)[:16]
 
 
-def read_corpus(path: Path) -> tuple[list[str], list[str]]:
-    """IDs and texts of a JSON-lines corpus, in file order (the registered input order)."""
+def read_corpus(path: Path, limit: int | None = None) -> tuple[list[str], list[str]]:
+    """IDs and texts of a JSON-lines corpus, in file order (the registered input order); its first `limit` only
+    when given (the warm-up's)."""
     ids, texts = [], []
     with path.open(encoding="utf-8") as fh:
         for line in fh:
@@ -111,7 +112,25 @@ def read_corpus(path: Path) -> tuple[list[str], list[str]]:
                 record = json.loads(line)
                 ids.append(str(record["id"]))
                 texts.append(str(record["text"]))
-    return ids, texts
+    return (ids, texts) if limit is None else (ids[:limit], texts[:limit])
+
+
+def classify(model: BatchModel, ids: list[str], texts: list[str], batch: int,
+             done: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Tokenise, transfer, infer and bring the labels to the host, batch by batch, into `done` (so an attempt that
+    fails midway still knows what it completed). A user model's own error becomes a RuntimeError: an attempt
+    failure, not a crash."""
+    for i in range(0, len(ids), batch):
+        try:
+            labels = model.predict(texts[i:i + batch])
+        except RuntimeError:
+            raise
+        except Exception as exc:
+            raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
+        if len(labels) != len(ids[i:i + batch]):
+            raise RuntimeError(f"the model returned {len(labels)} labels for {len(ids[i:i + batch])} texts")
+        done.extend(zip(ids[i:i + batch], (str(x) for x in labels), strict=True))
+    return done
 
 
 def make_plan(config: CampaignConfig) -> Plan:

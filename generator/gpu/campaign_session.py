@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from generator.core.errors import EnvironmentProblemError
-from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan, Settings, load_model, read_corpus
+from generator.gpu.campaign_inputs import (
+    BatchModel,
+    CampaignConfig,
+    Plan,
+    Settings,
+    classify,
+    load_model,
+    read_corpus,
+)
 from generator.gpu.campaign_rows import WARMUP_TEXTS, truncation
 from generator.gpu.environment import lot_environment
 from generator.gpu.lot import Lot, lot_devices, sharded_phase
@@ -88,25 +96,10 @@ class Session:
 
 
 def corpus_pass(model: BatchModel, corpus_file: Path, batch: int, done: list[tuple[str, str]],
-                 limit: int | None = None) -> list[tuple[str, str]]:
-    """The timed chain: read the corpus, then tokenise, transfer, infer, labels on the host, batch by batch.
-
-    Progress goes into `done` so an attempt that fails midway still knows what it completed.
-    """
-    ids, texts = read_corpus(corpus_file)
-    if limit is not None:
-        ids, texts = ids[:limit], texts[:limit]
-    for i in range(0, len(ids), batch):
-        try:
-            labels = model.predict(texts[i:i + batch])
-        except RuntimeError:
-            raise
-        except Exception as exc:  # a user model's own error is an attempt failure, not a crash
-            raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
-        if len(labels) != len(ids[i:i + batch]):
-            raise RuntimeError(f"the model returned {len(labels)} labels for {len(ids[i:i + batch])} texts")
-        done.extend(zip(ids[i:i + batch], (str(x) for x in labels), strict=True))
-    return done
+                limit: int | None = None) -> list[tuple[str, str]]:
+    """The timed chain: read the corpus, then tokenise, transfer, infer, labels on the host, batch by batch."""
+    ids, texts = read_corpus(corpus_file, limit)
+    return classify(model, ids, texts, batch, done)
 
 
 def timed_run(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, batch: int, name: str,

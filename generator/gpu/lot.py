@@ -11,18 +11,18 @@ Imports only the standard library and torch.
 from __future__ import annotations
 
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from generator.core.errors import EnvironmentProblemError
-from generator.gpu.campaign_inputs import BatchModel, Settings, load_model, read_corpus
+from generator.gpu.campaign_inputs import BatchModel, Settings, classify, load_model, read_corpus
 from generator.gpu.phases import counters_for, run_phase
 
 JOIN_TIMEOUT_S = 60
 STEP_TIMEOUT = timedelta(minutes=30)
+MEMORY = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")
 
 
 def shard_bounds(count: int, world: int) -> list[tuple[int, int]]:
@@ -78,27 +78,13 @@ class StepResult:
 
 def _share(torch: Any, model: BatchModel, device: str, rank: int, ids: list[str], texts: list[str],
            batch: int) -> tuple[DeviceShare, list[tuple[str, str]]]:
-    """Run one rank's shard between two synchronisations of its device, with its baselines and absolute peaks."""
-    counters = counters_for(torch, device)
-    counters.synchronize()
-    base_a, base_r = counters.allocated(), counters.reserved()
-    counters.reset_peaks()
+    """Run one rank's shard as a phase of its own device (phases.run_phase: two synchronisations, its baselines
+    and absolute peaks, a failure kept with its error)."""
     done: list[tuple[str, str]] = []
-    error, elapsed = None, None
-    start = time.perf_counter()
-    try:
-        for i in range(0, len(ids), batch):
-            labels = model.predict(texts[i:i + batch])
-            if len(labels) != len(ids[i:i + batch]):
-                raise RuntimeError(f"the model returned {len(labels)} labels for {len(ids[i:i + batch])} texts")
-            done.extend(zip(ids[i:i + batch], (str(x) for x in labels), strict=True))
-        counters.synchronize()
-        elapsed = time.perf_counter() - start
-    except Exception as exc:  # noqa: BLE001 - a rank's failure is its share's record, sent to rank 0
-        oom = isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
-        error = f"{'out of memory' if oom else 'runtime error'}: {type(exc).__name__}: {exc}"[:2000]
-    share = DeviceShare(rank, device, len(ids), len(done), "failed" if error else "ok", error, elapsed, base_a,
-                        base_r, counters.peak_allocated(), counters.peak_reserved())
+    row, _ = run_phase(torch, counters_for(torch, device), "share", lambda: classify(model, ids, texts, batch, done))
+    share = DeviceShare(rank, device, len(ids), len(done), row["status"],
+                        None if row["error"] is None else row["error"][:2000], row["elapsed_seconds"],
+                        *(row[k] for k in MEMORY))
     return share, done
 
 
@@ -117,9 +103,7 @@ def _step(torch: Any, rank: int, device: str, models: dict[tuple[str, int], Batc
         except Exception as exc:  # noqa: BLE001 - reported to rank 0, which stops the campaign
             return f"{device}: the model could not be loaded ({type(exc).__name__}: {exc})", []
         return None, []
-    ids, texts = read_corpus(Path(command["corpus"]))
-    if command["limit"] is not None:
-        ids, texts = ids[:command["limit"]], texts[:command["limit"]]
+    ids, texts = read_corpus(Path(command["corpus"]), command["limit"])
     start, end = shard_bounds(len(ids), command["world"])[rank]
     torch.manual_seed(command["seed"])
     return _share(torch, models[key], device, rank, ids[start:end], texts[start:end], command["batch"])
@@ -221,8 +205,6 @@ class Lot:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-MEMORY = ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")
 
 
 def _merged(passes: list[StepResult]) -> list[DeviceShare]:

@@ -40,8 +40,9 @@ def _pass_findings(doc: MeasurementDoc, index: int, phase: Phase, file: str) -> 
     devices = [d.device for d in doc.environment.devices]
     shares = [s.device for s in phase.shares]
     if shares != devices:
-        return [make_finding("lot-share-missing", E, file, f"{phase.phase} lists shares for {shares or 'no GPU'} "
-                             f"where the run used {devices}", field=f"{where}/devices", claimed=shares,
+        return [make_finding("lot-share-missing", E, file,
+                             f"{phase.phase} lists shares for {', '.join(shares) or 'no GPU'} "
+                             f"where the run used {', '.join(devices)}", field=f"{where}/devices", claimed=shares,
                              recomputed=devices, rule="a pass over several GPUs records each GPU's share",
                              fix=_SHARE_FIX)]
     out: list[Finding] = []

@@ -15,6 +15,7 @@ CI = REPO / ".ci" / "run"
 TOOL_PACKAGES = {"pdfsig": "poppler-utils", "pdfdetach": "poppler-utils", "pdftotext": "poppler-utils",
                  "pdffonts": "poppler-utils", "pdfimages": "poppler-utils", "pdftoppm": "poppler-utils",
                  "openssl": "openssl", "jq": "jq", "unzip": "unzip", "bsdtar": "libarchive-tools",
+                 "zip": "zip", "7zz": "7zip",
                  "fc-list": "fontconfig"}
 # What the note needs beyond its fonts: HarfBuzz's subsetter (WeasyPrint's fast font subsetting).
 NOTE_PACKAGES = {"fontconfig", "libharfbuzz-subset0", *FONT_PACKAGES.values()}

@@ -25,6 +25,12 @@ class RawEntry:
     local_size_delta: int = 0  # added to the compressed size in the local header only
     mode: int = 0o100644  # the Unix mode in the central directory's external attributes
     compressed: bytes | None = field(default=None, repr=False)
+    dos: int = 0  # the DOS attributes: the low 16 bits of the external attributes
+    # a data descriptor after the data (flag 3 set, the local CRC and sizes 0): "32" or "64" wide, "-nosig"
+    # without its signature
+    descriptor: str | None = None
+    zip64: bool = False  # sizes marked 0xFFFFFFFF in both headers and given in ZIP64 fields
+    made_by: int = 0x0314
 
 
 def _compress(e: RawEntry) -> bytes:
@@ -45,16 +51,30 @@ def write_zip(entries: list[RawEntry], *, prefix: bytes = b"", comment: bytes = 
     for e in entries:
         packed, crc = _compress(e), zlib.crc32(e.data)
         offset = len(out)
-        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, e.flags, e.method, 0, 0x21, crc,
-                           len(packed) + e.local_size_delta, len(e.data), len(e.name), len(e.local_extra))
-        out += e.name + e.local_extra + packed + between
+        flags = e.flags | (0x0008 if e.descriptor else 0)
+        sizes = (crc, len(packed) + e.local_size_delta, len(e.data))
+        local_extra, central_extra, central_sizes = e.local_extra, e.central_extra, (len(packed), len(e.data))
+        if e.zip64:
+            local_extra = struct.pack("<HHQQ", 1, 16, len(e.data), len(packed)) + local_extra
+            central_extra = struct.pack("<HHQQ", 1, 16, len(e.data), len(packed)) + central_extra
+            sizes, central_sizes = (crc, 0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF)
+        if e.descriptor:
+            sizes = (0, 0xFFFFFFFF, 0xFFFFFFFF) if e.zip64 else (0, 0, 0)
+        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, flags, e.method, 0, 0x21, *sizes,
+                           len(e.name), len(local_extra))
+        out += e.name + local_extra + packed
+        if e.descriptor:
+            wide = e.descriptor.startswith("64")
+            out += (b"" if e.descriptor.endswith("-nosig") else b"PK\x07\x08") + struct.pack(
+                "<IQQ" if wide else "<III", crc, len(packed), len(e.data))
+        out += between
         if not e.in_central:
             continue
         name = e.central_name if e.central_name is not None else e.name
-        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 0x0314, 20, e.flags, e.method, 0, 0x21, crc,
-                               len(packed), len(e.data), len(name), len(e.central_extra), 0, 0, 0, e.mode << 16,
-                               offset)
-        central += name + e.central_extra
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", e.made_by, 20, flags, e.method, 0, 0x21,
+                               crc, *central_sizes, len(name), len(central_extra), 0, 0, 0,
+                               (e.mode << 16) | e.dos, offset)
+        central += name + central_extra
         listed += 1
     n = listed if count is None else count
     end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, n, n, len(central), len(out), len(comment))

@@ -285,12 +285,24 @@ def os_artefact(rel: str) -> tuple[str, str] | None:
     return None
 
 
-def name_os_artefacts(report: Report, bundle: Path, zip_top: Path | None = None) -> Report:
-    """Each unexpected file or folder an operating system added becomes one `os-artefact` problem (still a
-    failure) with the command that removes it: `rm` in a folder, `zip -d` in a zip (`zip_top`: the bag's folder
-    inside the zip, "." for its top); the problems stay in their order, the artefacts at the first one's place."""
+def _removal(bundle: Path, rel: str, zip_top: Path | None) -> str:
+    """The command that removes the artefact `rel` (a path in the bag, or in the zip when `zip_top` is None for a
+    zip's top) from the bundle folder or zip."""
     import shlex
 
+    folder = rel.rsplit("/", 1)[-1] == "__MACOSX"
+    if zip_top is None:
+        return f"rm {'-r ' if folder else ''}{shlex.quote(str(bundle / rel))}"
+    entry = (zip_top / rel).as_posix() + ("/*" if folder else "")
+    return f"zip -d {shlex.quote(str(bundle))} {shlex.quote(entry)}"
+
+
+def name_os_artefacts(report: Report, bundle: Path, zip_top: Path | None = None,
+                      outside: list[str] | None = None) -> Report:
+    """Each unexpected file or folder an operating system added becomes one `os-artefact` problem (still a
+    failure) with the command that removes it: `rm` in a folder, `zip -d` in a zip (`zip_top`: the bag's folder
+    inside the zip, "." for its top; `outside`: what macOS added at the zip's top, beside the bag's folder,
+    listed first); the problems stay in their order, the artefacts at the first one's place."""
     kept: list[Problem] = []
     artefacts: dict[str, Problem] = {}
     for problem in report.problems:
@@ -299,19 +311,16 @@ def name_os_artefacts(report: Report, bundle: Path, zip_top: Path | None = None)
             kept.append(problem)
             continue
         rel, what = found
-        folder = rel.rsplit("/", 1)[-1] == "__MACOSX"
-        if zip_top is None:
-            command = f"rm {'-r ' if folder else ''}{shlex.quote(str(bundle / rel))}"
-        else:
-            entry = (zip_top / rel).as_posix() + ("/*" if folder else "")
-            command = f"zip -d {shlex.quote(str(bundle))} {shlex.quote(entry)}"
         if not artefacts:
             kept.append(problem)  # the place of the artefacts' lines
         artefacts[rel] = Problem("os-artefact", rel, f"{what}, not part of the signed bundle: remove it with "
-                                 f"`{command}` and verify again")
+                                 f"`{_removal(bundle, rel, zip_top)}` and verify again")
     if artefacts:
         at = next(i for i, p in enumerate(kept) if p.code in ("unexpected-file", "unexpected-folder")
                   and os_artefact(p.file) is not None)
         kept[at:at + 1] = [artefacts[rel] for rel in sorted(artefacts)]
-    report.problems = kept
+    top = [Problem("os-artefact", name, f"{OS_ARTEFACTS.get(name, _APPLEDOUBLE)}, beside the bundle in the zip, not "
+                   f"part of it: remove it with `{_removal(bundle, name, Path('.'))}` and verify again")
+           for name in outside or []]
+    report.problems = top + kept
     return report

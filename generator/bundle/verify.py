@@ -395,6 +395,6 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
         problems = zipsafe.extract(path, Path(tmp), limits=lim)
         if problems:
             return Report(bundle=str(path), trust=anchor, complete=False, problems=problems)
-        root = zipsafe.bag_root(Path(tmp))
+        root, outside = zipsafe.bag_root(Path(tmp))
         report = _verify_folder(root, str(path), anchor, allow_unsigned, lim)
-        return name_os_artefacts(report, path, zip_top=root.relative_to(tmp))
+        return name_os_artefacts(report, path, zip_top=root.relative_to(tmp), outside=outside)

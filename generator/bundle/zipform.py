@@ -1,40 +1,39 @@
-"""A bundle zip's bytes, read as `unzip`, `bsdtar` and a PDF viewer read them: only the one canonical layout passes.
+"""A bundle zip's bytes walked from byte 0: every byte belongs to a header, a name, an allowed field or an entry.
 
-Readers disagree on a zip that is not plain: Python's zipfile takes the central directory and accepts data before
-it, `bsdtar` in a pipe walks the local headers, `unzip` renames an entry after its Info-ZIP Unicode Path field,
-and a PDF viewer looks for `%PDF-` in the first kilobyte. So a bundle zip must be what `build --zip` (or any
-plain zip tool) writes: local entries back to back from byte 0, the central directory right after them, each
-of its entries matching its local header, the end record last with an empty comment, no extra field that
-renames an entry, and no two names that one file system would make one path. The layout is read from the
-headers alone, before zipfile parses anything, so a central directory claiming millions of entries costs nothing.
+Readers disagree on a zip that is not plain: Python's zipfile and `unzip` take the central directory, `bsdtar`
+in a pipe walks the local headers, `bsdtar` and 7-Zip follow a ZIP64 locator before the end record, and a PDF
+viewer looks for `%PDF-` in the first kilobyte and `startxref` in the last. So a bundle zip is accepted only when
+its bytes are accounted for: local entries back to back from byte 0 (header, name, extra fields from the
+allow-list of `zipextra`, data, the data descriptor its flag announces, of the width its header implies), the
+central directory right after them with one matching entry each, the ZIP64 end record and locator only where a
+field holds its marker, and the end record last with an empty comment. The layout is read from the headers
+alone, in bounded reads against the file's real size, before zipfile parses anything.
 """
 
 from __future__ import annotations
 
-import stat
 import struct
 import unicodedata
 from dataclasses import dataclass, replace
 from typing import BinaryIO
 
+from generator.bundle import zipextra
 from generator.bundle.bundlelayout import MAX_DEPTH
+from generator.bundle.zipextra import U16, U32, ZipLayoutError
 from generator.core.limits import Limits, limit_message
 
 LOCAL, CENTRAL, END = b"PK\x03\x04", b"PK\x01\x02", b"PK\x05\x06"
 END64, LOCATOR64, DESCRIPTOR = b"PK\x06\x06", b"PK\x06\x07", b"PK\x07\x08"
-PDF_WINDOW = 1024  # a PDF viewer accepts `%PDF-` anywhere in the first kilobyte
+PDF_WINDOW = 1024  # a PDF viewer accepts `%PDF-` anywhere in the first kilobyte, `startxref` in the last
 MAX_NAME_BYTES = 1024
-RENAMING_EXTRAS = {0x7075: "an Info-ZIP Unicode Path field (unzip and bsdtar extract the entry under its name)"}
+# The largest central entry a bundle zip can hold: the header, a name, and every allowed extra field at its
+# largest; a central directory claiming more per entry is refused before it is read.
+MAX_CENTRAL_ENTRY = 46 + MAX_NAME_BYTES + (4 + 13) + (4 + 19) + (4 + 24) + (4 + 32)
 _FLAGS_ALLOWED = 0x0008 | 0x0800 | 0x0006  # data descriptor, UTF-8 names, deflate's compression-level bits
-_U16, _U32 = 0xFFFF, 0xFFFFFFFF
+_SIGNATURES = (END, END64, LOCATOR64)
+_SCAN = 1 << 20
 
-
-class ZipLayoutError(Exception):
-    """Why a zip is not a plain bundle zip: the entry (or '' for the archive) and the reason."""
-
-    def __init__(self, entry: str, reason: str) -> None:
-        super().__init__(reason)
-        self.entry, self.reason = entry, reason
+__all__ = ["Entry", "ZipLayoutError", "ZipLimitError", "check_layout", "path_key"]
 
 
 class ZipLimitError(ZipLayoutError):
@@ -54,7 +53,7 @@ class Entry:
     size: int
     offset: int
     extra: bytes
-    external: int = 0  # the external attributes: a Unix mode in the upper 16 bits
+    external: int = 0  # the external attributes: a Unix mode in the upper 16 bits, DOS attributes below
     data_offset: int = 0  # where its compressed data starts, once its local header is read
 
 
@@ -66,74 +65,42 @@ def _read_at(fh: BinaryIO, offset: int, size: int) -> bytes:
     return data
 
 
-def _extras(extra: bytes, entry: str) -> dict[int, bytes]:
-    """The extra field's (id -> data) blocks; one overrunning the field, repeated, or renaming is refused."""
-    out: dict[int, bytes] = {}
-    pos = 0
-    while pos < len(extra):
-        if pos + 4 > len(extra):
-            raise ZipLayoutError(entry, "its extra field is damaged (a block header is cut off)")
-        ident, size = struct.unpack_from("<HH", extra, pos)
-        if pos + 4 + size > len(extra) or ident in out:
-            raise ZipLayoutError(entry, "its extra field is damaged (a block overruns it or is repeated)")
-        if ident in RENAMING_EXTRAS:
-            raise ZipLayoutError(entry, f"it carries {RENAMING_EXTRAS[ident]}: readers would disagree on its name")
-        out[ident] = extra[pos + 4:pos + 4 + size]
-        pos += 4 + size
-    return out
-
-
-def _zip64_sizes(blocks: dict[int, bytes], size: int, compressed: int, offset: int | None,
-                 entry: str) -> tuple[int, int, int | None]:
-    """Sizes (and offset) that the 32-bit fields leave to the ZIP64 extra block, in its fixed order."""
-    data, pos = blocks.get(0x0001, b""), 0
-    values = []
-    for value in (size, compressed, offset):
-        if value == _U32:
-            if pos + 8 > len(data):
-                raise ZipLayoutError(entry, "a size marked as ZIP64 has no ZIP64 extra field")
-            value = struct.unpack_from("<Q", data, pos)[0]
-            pos += 8
-        values.append(value)
-    return values[0] or 0, values[1] or 0, values[2]
-
-
 def _name(raw: bytes, flags: int) -> str:
     shown = raw.decode("utf-8", "replace")
     if len(raw) > MAX_NAME_BYTES:
         raise ZipLayoutError(shown[:80], f"its name is longer than {MAX_NAME_BYTES} bytes")
     if flags & 0x0800:
         try:
-            return raw.decode("utf-8")
+            name = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise ZipLayoutError(shown, "its name is flagged UTF-8 but is not") from None
-    if not raw.isascii():  # zipfile reads cp437, unzip the locale's charset: two readers, two names
+    elif raw.isascii():
+        name = raw.decode("ascii")
+    else:  # zipfile reads cp437, unzip the locale's charset: two readers, two names
         raise ZipLayoutError(shown, "its name is not ASCII and is not flagged UTF-8: readers decode it differently")
-    return raw.decode("ascii")
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
+        raise ZipLayoutError(name.encode("unicode_escape").decode("ascii"), "its name holds control characters")
+    return name
 
 
 def _end_record(fh: BinaryIO, file_size: int, lim: Limits) -> tuple[int, int, int]:
-    """(entries, central directory offset, its size) from the end record (and its ZIP64 form), which must end
-    the file: the zip comment is empty, and nothing follows."""
+    """(entries, central directory offset, its size) from the end record, which must end the file (the zip
+    comment is empty, nothing follows), and from its ZIP64 record exactly when a field holds the marker."""
     if file_size < 22:
         raise ZipLayoutError("", "too short to be a zip")
     tail = _read_at(fh, file_size - 22, 22)
     if tail[:4] != END or tail[20:22] != b"\0\0":
         raise ZipLayoutError("", "the zip's end record is not its last 22 bytes: it has a comment or bytes after "
                                  "its end (a zip comment or appended data can make it a PDF as well)")
-    disk, cd_disk, here, entries, cd_size, cd_offset = struct.unpack_from("<HHHHII", tail, 4)
+    fields = struct.unpack_from("<HHHHII", tail, 4)
     end = file_size - 22
-    if _U16 in (here, entries) or _U32 in (cd_size, cd_offset):
-        locator = _read_at(fh, file_size - 42, 20)
-        if locator[:4] != LOCATOR64:
-            raise ZipLayoutError("", "the zip marks ZIP64 sizes but has no ZIP64 end locator")
-        end = struct.unpack_from("<Q", locator, 8)[0]
-        if end != file_size - 42 - 56:
-            raise ZipLayoutError("", "the ZIP64 end record is not where it must be, right before its locator")
-        record = _read_at(fh, end, 56)
-        if record[:4] != END64:
-            raise ZipLayoutError("", "the ZIP64 end record is damaged")
-        disk, cd_disk, here, entries, cd_size, cd_offset = struct.unpack_from("<IIQQQQ", record, 16)
+    before = _read_at(fh, end - 20, 20) if end >= 20 else b""
+    if U16 in fields[2:4] or U32 in fields[4:6]:
+        end, fields = _zip64_end(fh, file_size, fields, before)
+    elif before[:4] == LOCATOR64:
+        raise ZipLayoutError("", "a ZIP64 locator lies before the end record, which marks no ZIP64 value: bsdtar "
+                                 "and 7-Zip would follow it to another central directory")
+    disk, cd_disk, here, entries, cd_size, cd_offset = fields
     if disk or cd_disk or here != entries:
         raise ZipLayoutError("", "a zip split over several disks is not a bundle zip")
     if entries > lim.max_zip_entries:
@@ -141,62 +108,100 @@ def _end_record(fh: BinaryIO, file_size: int, lim: Limits) -> tuple[int, int, in
     if cd_offset + cd_size != end:
         raise ZipLayoutError("", "the central directory does not end where the end record starts (bytes before "
                                  "the zip, or between its parts)")
+    if cd_size > entries * MAX_CENTRAL_ENTRY:
+        raise ZipLayoutError("", f"its end record claims a central directory of {cd_size} bytes for {entries} "
+                                 "entries, more than such entries can fill")
     return entries, cd_offset, cd_size
 
 
+def _zip64_end(fh: BinaryIO, file_size: int, fields: tuple[int, ...],
+               locator: bytes) -> tuple[int, tuple[int, ...]]:
+    """The ZIP64 end record's fields, read through the locator right before the end record; every field the
+    32-bit record does not mark must say the same in both (readers take either)."""
+    if locator[:4] != LOCATOR64:
+        raise ZipLayoutError("", "the zip marks ZIP64 sizes but has no ZIP64 end locator")
+    disk, at, disks = struct.unpack_from("<IQI", locator, 4)
+    if at != file_size - 22 - 20 - 56 or disk or disks != 1:
+        raise ZipLayoutError("", "the ZIP64 end record is not where it must be, right before its locator")
+    record = _read_at(fh, at, 56)
+    size, = struct.unpack_from("<Q", record, 4)
+    if record[:4] != END64 or size != 44:
+        raise ZipLayoutError("", "the ZIP64 end record is damaged or carries extensible data")
+    wide = struct.unpack_from("<IIQQQQ", record, 16)
+    for narrow, value, marker in zip(fields, wide, (U16, U16, U16, U16, U32, U32), strict=True):
+        if narrow != marker and narrow != value:
+            raise ZipLayoutError("", "the end record and the ZIP64 end record disagree")
+    return at, wide
+
+
 def _central(fh: BinaryIO, entries: int, cd_offset: int, cd_size: int) -> list[Entry]:
-    data = _read_at(fh, cd_offset, cd_size)
+    """The central directory's entries, read one header at a time (never the claimed size at once)."""
+    fh.seek(cd_offset)
     out, pos = [], 0
     for _ in range(entries):
-        if data[pos:pos + 4] != CENTRAL or pos + 46 > len(data):
+        head = fh.read(46)
+        if len(head) != 46 or head[:4] != CENTRAL or pos + 46 > cd_size:
             raise ZipLayoutError("", "the central directory holds fewer entries than its end record counts")
-        (flags, method, crc, compressed, size, n_name, n_extra, n_comment, disk, external, offset) = \
-            struct.unpack_from("<4xHH4xIIIHHHH2xII", data, pos + 4)
-        if pos + 46 + n_name + n_extra + n_comment > len(data):
+        # the mode and attributes are checked whatever system the entry names as its writer
+        (system, flags, method, crc, compressed, size, n_name, n_extra, n_comment, disk, internal, external,
+         offset) = struct.unpack_from("<xB2xHH4xIIIHHHHHII", head, 4)
+        variable = fh.read(n_name + n_extra)
+        if len(variable) != n_name + n_extra or pos + 46 + n_name + n_extra + n_comment > cd_size:
             raise ZipLayoutError("", "a central directory entry overruns the central directory")
-        raw = data[pos + 46:pos + 46 + n_name]
-        extra = data[pos + 46 + n_name:pos + 46 + n_name + n_extra]
-        name = _name(raw, flags)
-        if n_comment or disk:
-            raise ZipLayoutError(name, "the entry has a comment or lies on another disk")
-        size, compressed, at = _zip64_sizes(_extras(extra, name), size, compressed, offset, name)
-        _mode_check(name, external >> 16)
-        out.append(Entry(name, raw, flags, method, crc, compressed, size, at or 0, extra, external))
+        name = _name(variable[:n_name], flags)
+        if system == 0 and not name.isascii():  # unzip reads an MS-DOS system's local name in the DOS code page
+            raise ZipLayoutError(name, "its name is not ASCII and its writer names an MS-DOS system: unzip reads "
+                                       "such a name in the DOS code page and warns that the headers disagree")
+        if any(sig in variable for sig in _SIGNATURES):
+            raise ZipLayoutError(name, "its central header holds a zip end or ZIP64 signature, which a reader "
+                                       "searching for the end could follow")
+        if n_comment or disk or internal & ~1:
+            raise ZipLayoutError(name, "the entry has a comment, lies on another disk or has unknown attributes")
+        extras = zipextra.parse(variable[n_name:], name, "central")
+        size, compressed, at = zipextra.zip64_values(extras, [size, compressed, offset], name, "central")
+        zipextra.check_kind(name, external, size, compressed)
+        out.append(Entry(name, variable[:n_name], flags, method, crc, compressed, size, at, variable[n_name:],
+                         external))
         pos += 46 + n_name + n_extra
-    if pos != len(data):
+    if pos != cd_size:
         raise ZipLayoutError("", "the central directory holds more than its end record counts")
     return out
 
 
-def _mode_check(name: str, mode: int) -> None:
-    """A Unix mode (when one is written) of a plain file or folder, without setuid, setgid or sticky bits:
-    `bsdtar` extracts an entry as the device node, link or setuid program its mode says."""
-    kind = stat.S_IFMT(mode)
-    if kind == stat.S_IFLNK:
-        raise ZipLayoutError(name, "entry is a symbolic link; bundles hold plain files only")
-    wanted = stat.S_IFDIR if name.endswith("/") else stat.S_IFREG
-    if mode and (kind not in (0, wanted) or mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)):
-        raise ZipLayoutError(name, f"its mode {mode:o} is not a plain {'folder' if name.endswith('/') else 'file'}'s "
-                                   "(a device, link or setuid program to bsdtar)")
+def _descriptor(fh: BinaryIO, at: int, e: Entry, wide: bool) -> int:
+    """The length of the data descriptor after an entry's data: it repeats the CRC and sizes, 8 bytes each when
+    the local header carries a ZIP64 field and 4 otherwise (a streaming reader decides the width so), and its
+    signature may be left out only when the CRC could not be taken for it."""
+    fmt, width = ("<IQQ", 20) if wide else ("<III", 12)
+    head = _read_at(fh, at, 4)
+    sig = 4 if head == DESCRIPTOR else 0
+    if not sig and (e.method == 0 or e.crc == struct.unpack("<I", DESCRIPTOR)[0]):
+        raise ZipLayoutError(e.name, "its data descriptor has no signature where a streaming reader needs one")
+    if struct.unpack(fmt, _read_at(fh, at + sig, width)) != (e.crc, e.compressed, e.size):
+        raise ZipLayoutError(e.name, "its data descriptor does not repeat the CRC and sizes of the central "
+                                     f"directory in the {'ZIP64' if wide else '32-bit'} width its header implies")
+    return sig + width
 
 
-def _descriptor(fh: BinaryIO, at: int, e: Entry) -> int:
-    """The length of the data descriptor after an entry's data, which must repeat its CRC and sizes."""
-    head = _read_at(fh, at, min(24, _size(fh) - at))
-    body = head[4:] if head[:4] == DESCRIPTOR else head
-    sig = 4 if head[:4] == DESCRIPTOR else 0
-    for width, fmt in ((8, "<IQQ"), (4, "<III")):
-        if len(body) >= 4 + 2 * width and struct.unpack_from(fmt, body) == (e.crc, e.compressed, e.size):
-            return sig + 4 + 2 * width
-    raise ZipLayoutError(e.name, "its data descriptor does not repeat the CRC and sizes of the central directory")
+def _stored_clean(fh: BinaryIO, at: int, e: Entry) -> None:
+    """A stored entry with a data descriptor ends where a streaming reader finds the descriptor's signature: it
+    must not occur inside the data."""
+    left, carry = e.compressed, b""
+    fh.seek(at)
+    while left:
+        block = carry + fh.read(min(_SCAN, left))
+        if len(block) == len(carry):
+            raise ZipLayoutError(e.name, "entry is cut short: the zip ends inside its data")
+        left -= len(block) - len(carry)
+        if DESCRIPTOR in block:
+            raise ZipLayoutError(e.name, "it is stored with a data descriptor whose signature also occurs in its "
+                                         "data: a streaming reader would end the entry there")
+        carry = block[-3:]
 
 
-def _size(fh: BinaryIO) -> int:
-    return fh.seek(0, 2)
-
-
-def _local(fh: BinaryIO, at: int, e: Entry) -> int:
-    """Check the local header at `at` against the central entry; the offset where the next entry must start."""
+def _local(fh: BinaryIO, at: int, e: Entry) -> tuple[int, int]:
+    """Check the local header at `at` against the central entry: (where its data starts, where the next entry
+    must start)."""
     if e.offset != at:
         raise ZipLayoutError(e.name, "the entry does not start where the one before it ends (hidden bytes or "
                                      "an entry outside the central directory)")
@@ -205,23 +210,26 @@ def _local(fh: BinaryIO, at: int, e: Entry) -> int:
         raise ZipLayoutError(e.name, "no local header where the central directory places the entry")
     flags, method, _, _, crc, compressed, size, n_name, n_extra = struct.unpack_from("<HHHHIIIHH", head, 6)
     raw = _read_at(fh, at + 30, n_name)
-    blocks = _extras(_read_at(fh, at + 30 + n_name, n_extra), e.name)
+    local = zipextra.parse(_read_at(fh, at + 30 + n_name, n_extra), e.name, "local")
     if raw != e.raw_name or flags != e.flags or method != e.method:
         raise ZipLayoutError(e.name, "its local header and its central directory entry disagree on the name, "
                                      "flags or method")
     if e.flags & ~_FLAGS_ALLOWED or e.method not in (0, 8):
         raise ZipLayoutError(e.name, "it is encrypted, or stored with a method other than stored or deflate")
-    if e.method == 0 and flags & 0x0008:  # a streaming reader searches a stored entry's data for its descriptor
-        raise ZipLayoutError(e.name, "it is stored uncompressed with a data descriptor, whose end only a search of "
-                                     "its data finds")
-    end = at + 30 + n_name + n_extra + e.compressed
-    size, compressed, _ = _zip64_sizes(blocks, size, compressed, None, e.name)
+    zipextra.same_meaning(local, zipextra.parse(e.extra, e.name, "central"), e.name)
+    size, compressed = zipextra.zip64_values(local, [size, compressed], e.name, "local")
     deferred = bool(flags & 0x0008)  # a streaming writer leaves a value 0 here and gives it after the data
     if any(v != want and not (deferred and v == 0) for v, want in ((crc, e.crc), (compressed, e.compressed),
                                                                    (size, e.size))):
         raise ZipLayoutError(e.name, "its local header and its central directory entry disagree on its CRC or "
                                      f"sizes (local {compressed}/{size}, central {e.compressed}/{e.size})")
-    return end + _descriptor(fh, end, e) if deferred else end
+    data = at + 30 + n_name + n_extra
+    end = data + e.compressed
+    if not deferred:
+        return data, end
+    if e.method == 0:
+        _stored_clean(fh, data, e)
+    return data, end + _descriptor(fh, end, e, local.get(zipextra.ZIP64) is not None)
 
 
 def path_key(name: str) -> str:
@@ -234,13 +242,24 @@ def path_key(name: str) -> str:
 def _names(entries: list[Entry]) -> None:
     seen: dict[str, str] = {}
     for e in entries:
-        parts = e.name.rstrip("/").split("/")
+        if "\\" in e.name:
+            raise ZipLayoutError(e.name, "its name uses '\\' between folders, as PowerShell 5.1's Compress-Archive "
+                                         "writes: readers make other paths of it",
+                                 "zip the folder with `tar -a -cf NAME.zip FOLDER` (Windows 10 and later), 7-Zip, "
+                                 "Explorer's 'Send to > Compressed folder' or PowerShell 7's Compress-Archive "
+                                 "instead")
+        rel = e.name[2:] if e.name.startswith("./") else e.name  # bsdtar -C dir . and ./dir write './'
+        if not rel:
+            if e.name != "./":
+                raise ZipLayoutError(e.name, "entry has no file name")
+            continue
+        parts = rel.rstrip("/").split("/")
         if any(p in ("", ".") for p in parts):
             raise ZipLayoutError(e.name, "its path has an empty or '.' part ('//' or '/./'): readers resolve it "
                                          "to another entry's path")
         if len(parts) > MAX_DEPTH:
             raise ZipLayoutError(e.name[:80], f"its path is more than {MAX_DEPTH} folders deep")
-        key = path_key(e.name)
+        key = path_key(rel)
         if key in seen:
             raise ZipLayoutError(e.name, f"it and {seen[key]!r} name one path (after case folding and Unicode "
                                          "normalisation): an extractor keeps one of them")
@@ -249,23 +268,22 @@ def _names(entries: list[Entry]) -> None:
 
 def check_layout(fh: BinaryIO, lim: Limits) -> list[Entry]:
     """The entries of a plain bundle zip, from its headers; ZipLayoutError names the first departure."""
-    file_size = _size(fh)
+    file_size = fh.seek(0, 2)
     if b"%PDF-" in _read_at(fh, 0, min(PDF_WINDOW, file_size)):
         raise ZipLayoutError("", "a PDF header lies in its first kilobyte: PDF viewers would open it as a PDF")
     if _read_at(fh, 0, 4) != LOCAL:
         raise ZipLayoutError("", "it does not start with a zip entry (bytes before the zip)")
+    tail = _read_at(fh, max(0, file_size - PDF_WINDOW), min(PDF_WINDOW, file_size))
+    if b"startxref" in tail or b"%%EOF" in tail:
+        raise ZipLayoutError("", "a PDF's end (startxref, %%EOF) lies in its last kilobyte: PDF viewers would "
+                                 "open a document hidden in it")
     count, cd_offset, cd_size = _end_record(fh, file_size, lim)
     entries = _central(fh, count, cd_offset, cd_size)
     _names(entries)
     at, placed = 0, []
     for e in entries:
-        start, at = at, _local(fh, at, e)
-        placed.append(replace(e, data_offset=_data_offset(fh, start)))
+        data, at = _local(fh, at, e)
+        placed.append(replace(e, data_offset=data))
     if at != cd_offset:
         raise ZipLayoutError("", "bytes lie between the last entry and the central directory")
     return placed
-
-
-def _data_offset(fh: BinaryIO, header: int) -> int:
-    n_name, n_extra = struct.unpack_from("<HH", _read_at(fh, header + 26, 4))
-    return header + 30 + n_name + n_extra

@@ -11,12 +11,15 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from generator.bundle import zipform
-from generator.bundle.verdict import Problem
+from generator.bundle.verdict import Problem, os_artefact
 from generator.core.limits import Limits, limit_message, resolve
 
 CHUNK = 1 << 20
 WHOLE_RATIO_FLOOR = 64 << 20  # a zip may always expand to this much, whatever its own size
 CODE = "unsafe-zip"  # the code of every problem this module finds: `verify` lists them as they are
+# The fix a refused layout's line ends with, unless its reason calls for one of its own.
+REZIP = ("zip the bundle folder again with `gpu-audit build --zip`, `zip -r`, `bsdtar -a -cf`, 7-Zip or Python's "
+         "shutil.make_archive, or give the folder")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # What a damaged or hostile archive makes zipfile raise while reading an entry (beyond OSError).
 _READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError,
@@ -28,6 +31,8 @@ def _problem(entry: str, message: str) -> Problem:
 
 
 def _name_problem(name: str) -> str | None:
+    if name == "./":  # the top folder itself, as `bsdtar -C dir .` writes it
+        return None
     pure = PurePosixPath(name)
     if (name.startswith("/") or "\\" in name or ".." in pure.parts or (len(name) > 1 and name[1] == ":")
             or "\x00" in name):
@@ -140,6 +145,10 @@ def extract(zip_path: Path, dest: Path, *, max_total: int | None = None,
     ratio, of each entry and of the whole zip; a damaged archive is a problem, never an exception.
     """
     lim = resolve(limits)
+    if zip_path.suffix.lower() == ".pdf":
+        return [_problem(str(zip_path), "it is named .pdf but is no PDF (a bundle zip, or a file that is both): a PDF "
+                                        "viewer may show another document than the one verify checks; rename it "
+                                        f"{zip_path.stem}.zip if it is a bundle zip, or give the note PDF itself")]
     if max_total is None:
         max_total = lim.max_bundle_bytes
     where = str(zip_path)
@@ -155,7 +164,7 @@ def extract(zip_path: Path, dest: Path, *, max_total: int | None = None,
     except zipform.ZipLimitError as exc:
         return [_problem(where, exc.reason)]
     except zipform.ZipLayoutError as exc:
-        return [_problem(exc.entry or where, f"not a plain bundle zip: {exc.reason}")]
+        return [_problem(exc.entry or where, f"not a plain bundle zip: {exc.reason}; {exc.fix or REZIP}")]
     except OSError as exc:
         return [_problem(where, f"cannot be read ({exc.strerror})")]
 
@@ -179,11 +188,15 @@ def _extract_checked(fh: BinaryIO, entries: list[zipform.Entry], size: int, dest
     return _layout_problems(infos, max_total, lim, where) or _write_entries(fh, entries, dest)
 
 
-def bag_root(dest: Path) -> Path:
-    """The extracted bag: the single top folder, or dest itself when bagit.txt lies at the top."""
+def bag_root(dest: Path) -> tuple[Path, list[str]]:
+    """The extracted bag (the single top folder, or dest itself when bagit.txt lies at the top) and, sorted, the
+    top-level entries beside it that an operating system added (Finder's `__MACOSX/`, `._NAME`), for `verify` to
+    name with the command that removes them."""
+    children = sorted(p.name for p in dest.iterdir())
+    outside = [name for name in children if os_artefact(name) is not None]
     if (dest / "bagit.txt").is_file():
-        return dest
-    children = [p for p in dest.iterdir()]
-    if len(children) == 1 and children[0].is_dir():
-        return children[0]
-    return dest
+        return dest, []
+    rest = [name for name in children if name not in outside]
+    if len(rest) == 1 and (dest / rest[0]).is_dir():
+        return dest / rest[0], outside
+    return dest, []

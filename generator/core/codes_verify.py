@@ -64,8 +64,9 @@ VERIFY: tuple[Code, ...] = (
     Code("unexpected-file", E, B, "the bundle holds no file MANIFEST.json does not list", _REBUILD),
     Code("unexpected-folder", E, B, "the bundle holds no folder MANIFEST.json does not imply", _REBUILD),
     Code("unreadable", E, B, "every listed file can be read", _REBUILD),
-    Code("unsafe-zip", E, B, "a bundle zip is one plain layout: no bytes around entries, one name per path",
-         "give the zip `build --zip` wrote, or its folder"),
+    Code("unsafe-zip", E, B, "every byte of a bundle zip is accounted for: entries back to back, allowed extra "
+         "fields, plain files and folders, one name per path", "zip the bundle folder again with a plain tool (the "
+         "line names one), or give its folder"),
     Code("unsigned", E, B, "a bundle is signed, unless --allow-unsigned accepts an unsigned one",
          "build with a signing key, or pass --allow-unsigned"),
     Code("unsigned-bytes", E, B, "the note's signature holds no unsigned bytes beyond the signature", _REBUILD),

@@ -317,3 +317,20 @@ def test_a_variant_the_committed_packages_name_is_that_gpu() -> None:
     assert named("GeForce RTX 4090 D, 7 days") == ("rtx-4090-d", 7)
     assert named("GeForce RTX 4090, 7 days") == ("rtx-4090", 7)
     assert named("GeForce RTX 4090 Ti, 7 days") == (None, 7)
+
+
+def test_a_document_allowance_counts_in_its_categorys_basis_and_its_category_is_stated(
+        tmp_path: Path, committed: list[Committed]) -> None:
+    """An allowance of 100.00 at S 20 % lowers the S basis to 2,081.00: a breakdown still stating 2,181.00 taxes
+    what was not billed; a charge taxed at a category the breakdown does not state is in no total."""
+    allowance = [(D("-100.00"), "Rabatt", "S", D("20.00"))]
+    genuine = Invoice(example_lines(), allowances=allowance)
+    assert {f.code for f in _found(tmp_path, genuine, committed)} == {"total-differs"}  # 2081.00 billed
+    stale = Invoice(example_lines(), allowances=allowance,
+                    header_taxes=[("S", D("20.00"), D("2181.00"), D("436.20"))])
+    (basis,) = [f for f in _found(tmp_path, stale, committed) if f.code == "tax-basis-inconsistent"]
+    assert (basis.billed, basis.committed) == ("2181.00", "2081.00") and "allowances (100.00)" in basis.message
+    charge = Invoice(example_lines(), allowances=[(D("50.00"), "Express", "S", D("7.00"))],
+                     header_taxes=[("S", D("20.00"), D("2181.00"), D("436.20"))])
+    (unstated,) = [f for f in _found(tmp_path, charge, committed) if f.code == "line-tax-category"]
+    assert unstated.line is None and unstated.billed == "S at 7.00 %", unstated

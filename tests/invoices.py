@@ -70,6 +70,10 @@ class Invoice:
     # document-level allowances (negative) and charges (positive): (amount, reason, tax category, rate)
     allowances: list[tuple[Decimal, str, str, Decimal]] = field(default_factory=list)
     extended: bool = False  # the Factur-X EXTENDED profile, whose DETAIL lines are not summed
+    # the header's tax breakdown as given, (category, rate, basis, amount) each, instead of the one the lines make
+    header_taxes: list[tuple[str, Decimal, Decimal, Decimal]] | None = None
+    currency_ids: dict[str, str] = field(default_factory=dict)  # element name -> the currencyID set on each
+    tax_currency: tuple[str, Decimal] | None = None  # TaxCurrencyCode and the tax total in it (BT-6, BT-111)
 
 
 def example_lines() -> list[Line]:
@@ -224,9 +228,14 @@ def cii_xml(invoice: Invoice) -> bytes:
         bases[(category, rate)] = bases.get((category, rate), Decimal("0.00")) + amount
     vat = Decimal("0.00")
     for index, ((category, rate), basis) in enumerate(bases.items()):
+        if invoice.header_taxes is not None:
+            break
         tax = _tax(category, rate, basis, invoice.tax_overrides if index == 0 else {})
         doc.trade.settlement.trade_tax.add(tax)
         vat += _vat(basis, rate)
+    for category, rate, basis, amount in invoice.header_taxes or []:
+        doc.trade.settlement.trade_tax.add(_tax(category, rate, basis, {"amount": amount}))
+        vat += amount
     basis = net - off + on
     totals = doc.trade.settlement.monetary_summation
     totals.line_total = net
@@ -243,9 +252,33 @@ def cii_xml(invoice: Invoice) -> bytes:
     due = basis + vat - (invoice.prepaid or 0) + (invoice.rounding or 0)  # EN 16931 BR-CO-16
     totals.due_amount = invoice.extra_totals.get("due_amount", due)
     level = "extended" if invoice.extended else "en16931"
-    xml: bytes = doc.serialize(schema=f"FACTUR-X_{level.upper()}")
+    xml: bytes = _currencies(invoice, doc.serialize(schema=f"FACTUR-X_{level.upper()}"))
     facturx.xml_check_xsd(xml, flavor="factur-x", level=level)
     return xml
+
+
+def _currencies(invoice: Invoice, xml: bytes) -> bytes:
+    """The XML with the currencyID attributes asked for, and the tax currency's code and tax total (the second
+    TaxTotalAmount the EN 16931 XSD allows), set with lxml on what drafthorse wrote."""
+    if not invoice.currency_ids and invoice.tax_currency is None:
+        return xml
+    from lxml import etree
+
+    root = etree.fromstring(xml)
+    ram = "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}"
+    for element in root.iter():
+        name = element.tag.rpartition("}")[2] if isinstance(element.tag, str) else ""
+        if name in invoice.currency_ids:
+            element.set("currencyID", invoice.currency_ids[name])
+    if invoice.tax_currency is not None:
+        code, amount = invoice.tax_currency
+        (settlement,) = root.iter(f"{ram}ApplicableHeaderTradeSettlement")
+        settlement.find(f"{ram}InvoiceCurrencyCode").addprevious(etree.Element(f"{ram}TaxCurrencyCode"))
+        settlement.find(f"{ram}TaxCurrencyCode").text = code
+        (total,) = settlement.iter(f"{ram}TaxTotalAmount")
+        total.addnext(etree.Element(f"{ram}TaxTotalAmount", currencyID=code))
+        total.getnext().text = str(amount)
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
 
 
 def visible_pdf(invoice: Invoice) -> bytes:

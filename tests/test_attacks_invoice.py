@@ -14,9 +14,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pikepdf
+import pytest
 from conftest import gpu_audit
-from invoices import Invoice, cii_xml, example_lines, facturx_pdf
+from invoices import Invoice, cii_xml, example_lines, facturx_pdf, named_lines
 
+from generator.invoice.check import Committed, InvoiceFinding, committed_packages, reconcile
 from generator.invoice.money import due_findings
 from generator.invoice.read import read_invoice
 
@@ -192,3 +194,143 @@ def test_an_invoice_that_states_no_amount_due_is_never_silently_ok(tmp_path: Pat
     genuine.write_bytes(cii_xml(Invoice(example_lines())))
     (found,) = due_findings(replace(read_invoice(genuine), due=None))
     assert found.code == "due-missing" and "states no DuePayableAmount" in found.message, found
+
+
+# ------------------------------------------------------------------------------------------ issue 46 item 5
+
+@pytest.fixture(scope="module")
+def committed(signed: tuple[Path, Path]) -> list[Committed]:
+    return committed_packages(json.loads((signed[0] / "data" / "decision.json").read_text(encoding="utf-8")))
+
+
+def _found(tmp_path: Path, invoice: Invoice, committed: list[Committed]) -> list[InvoiceFinding]:
+    path = tmp_path / "invoice.xml"
+    path.write_bytes(cii_xml(invoice))
+    return reconcile(read_invoice(path), committed)
+
+
+def test_a_tax_basis_inflated_above_the_net_is_refused(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    """The attack: category S at 20 % on a basis of 10,000.00 makes 4,181.00 due on a net of 2,181.00, and
+    BR-CO-14, BR-CO-15 and BR-CO-17 all hold; its basis is not the sum of its lines (BR-S-08)."""
+    invoice = Invoice(example_lines(), header_taxes=[("S", D("20.00"), D("10000.00"), D("2000.00"))])
+    r = _check(tmp_path, signed, invoice)
+    assert "amount due 4181.00 USD" in r.stdout, r.stdout
+    row = _finding(r, "tax-basis-inconsistent")
+    assert "BR-S-08" in row and "[billed 10000.00; recomputed 2181.00]" in row, row
+    assert "bills exactly" not in r.stdout
+
+
+@pytest.mark.parametrize("category,rule", [("Z", "BR-Z-08"), ("E", "BR-E-08"), ("AE", "BR-AE-08"),
+                                           ("K", "BR-IC-08"), ("G", "BR-G-08"), ("O", "BR-O-08")])
+def test_each_categorys_basis_ties_to_its_lines(category: str, rule: str, tmp_path: Path,
+                                                committed: list[Committed]) -> None:
+    lines = example_lines()
+    for line in lines:
+        line.tax = (category, D("0.00"))
+    genuine = Invoice(lines, header_taxes=[(category, D("0.00"), D("2181.00"), D("0.00"))])
+    assert _found(tmp_path, genuine, committed) == []
+    inflated = Invoice(lines, header_taxes=[(category, D("0.00"), D("2181.00"), D("0.00")),
+                                            ("S", D("20.00"), D("10000.00"), D("2000.00"))])
+    found = [f for f in _found(tmp_path, inflated, committed) if f.code == "tax-basis-inconsistent"]
+    assert [f.billed for f in found] == ["10000.00"] and "no line" in found[0].message, found
+    short = Invoice(lines, header_taxes=[(category, D("0.00"), D("2180.00"), D("0.00"))])
+    (found_short,) = [f for f in _found(tmp_path, short, committed) if f.code == "tax-basis-inconsistent"]
+    assert rule in found_short.message and found_short.committed == "2181.00", found_short
+
+
+def test_one_tax_category_stated_twice_is_refused(tmp_path: Path, signed: tuple[Path, Path]) -> None:
+    twice = [("S", D("20.00"), D("2181.00"), D("436.20")), ("S", D("20"), D("2181.00"), D("436.20"))]
+    r = _check(tmp_path, signed, Invoice(example_lines(), header_taxes=twice))
+    row = _finding(r, "tax-category-repeated")
+    assert "S at 20" in row, row
+    assert "bills exactly" not in r.stdout
+
+
+def test_a_line_tax_rate_the_breakdown_does_not_state_is_refused(tmp_path: Path,
+                                                                committed: list[Committed]) -> None:
+    lines = example_lines()
+    lines[0].tax = ("S", D("19.00"))
+    invoice = Invoice(lines, header_taxes=[("S", D("20.00"), D("2181.00"), D("436.20"))])
+    found = [f for f in _found(tmp_path, invoice, committed) if f.code == "line-tax-category"]
+    assert [(f.line, f.billed) for f in found] == [(1, "S at 19.00 %")], found
+    assert "S at 20.00 %" in (found[0].committed or ""), found
+
+
+@pytest.mark.parametrize("element", ["LineTotalAmount", "ChargeAmount", "TaxBasisTotalAmount", "GrandTotalAmount",
+                                     "DuePayableAmount", "BasisAmount", "CalculatedAmount", "TaxTotalAmount"])
+def test_an_amount_in_another_currency_than_the_invoices_is_refused(element: str, tmp_path: Path,
+                                                                   committed: list[Committed]) -> None:
+    found = [f for f in _found(tmp_path, Invoice(example_lines(), currency_ids={element: "EUR"}), committed)
+             if f.code == "amount-currency"]
+    assert found and all(f.billed == "EUR" and f.committed == "USD" for f in found), found
+    assert found[0].field == f"{element}/@currencyID", found
+
+
+def test_the_tax_total_in_the_tax_currency_is_allowed_and_nothing_else_in_it(tmp_path: Path,
+                                                                            committed: list[Committed]) -> None:
+    genuine = Invoice(example_lines(), tax_currency=("EUR", D("401.30")),
+                      currency_ids={"GrandTotalAmount": "USD", "LineTotalAmount": "USD"})
+    assert _found(tmp_path, genuine, committed) == []
+    other = Invoice(example_lines(), tax_currency=("EUR", D("401.30")), currency_ids={"GrandTotalAmount": "EUR"})
+    assert [f.code for f in _found(tmp_path, other, committed)] == ["amount-currency"]
+
+
+@pytest.mark.parametrize("rtx,b200", [
+    ("RTX 4090 D, 7-day package", "B200 package 7 days"),
+    ("GeForce RTX 4090 Laptop GPU, 7 days", "B200 package 7 days"),
+    ("RTX 4090 Ti 7 Tage", "B200 package 7 days"),
+    ("RTX 4090 SUPER, forfait 7 jours", "B200 package 7 days"),
+    ("RTX 4090 package 7 days", "B200 NVL package 7 days"),
+    ("RTX 4090 package 7 days", "B200-SXM6 package 7 days"),
+])
+def test_a_line_naming_a_variant_of_the_gpu_names_no_committed_gpu(rtx: str, b200: str, tmp_path: Path,
+                                                                  committed: list[Committed]) -> None:
+    found = _found(tmp_path, Invoice(named_lines(rtx=rtx, b200=b200)), committed)
+    (line,) = [f for f in found if f.code == "line-not-identified"]
+    assert "a variant" in line.message, line.message
+    assert "committed-not-billed" in {f.code for f in found}
+
+
+def test_a_variant_named_beside_the_gpu_slug_is_a_conflict_and_french_elision_is_no_variant(
+        tmp_path: Path, committed: list[Committed]) -> None:
+    lines = example_lines()
+    lines[0].name = "RTX 4090 D, 7-day package"
+    found = _found(tmp_path, Invoice(lines), committed)
+    assert [(f.code, f.line) for f in found] == [("line-identification-conflict", 1)], found
+    french = named_lines(rtx="Forfait RTX 4090 d'une durée de 7 jours")
+    assert _found(tmp_path, Invoice(french), committed) == []
+
+
+def test_a_variant_the_committed_packages_name_is_that_gpu() -> None:
+    """"unless the tariffs list them": a committed RTX 4090 D is named by "RTX 4090 D", and a plain RTX 4090 then
+    by "RTX 4090" alone."""
+    from generator.invoice.identify import Known, identify
+    from generator.invoice.read import InvoiceLine
+
+    known = [Known("rtx-4090", 7, "GeForce RTX 4090", ()), Known("rtx-4090-d", 7, "GeForce RTX 4090 D", ())]
+
+    def named(text: str) -> tuple[str | None, int | None]:
+        line = InvoiceLine(1, "1", None, text, None, None, None, None, None)
+        identity = identify(line, known)
+        return identity.gpu, identity.days
+
+    assert named("GeForce RTX 4090 D, 7 days") == ("rtx-4090-d", 7)
+    assert named("GeForce RTX 4090, 7 days") == ("rtx-4090", 7)
+    assert named("GeForce RTX 4090 Ti, 7 days") == (None, 7)
+
+
+def test_a_document_allowance_counts_in_its_categorys_basis_and_its_category_is_stated(
+        tmp_path: Path, committed: list[Committed]) -> None:
+    """An allowance of 100.00 at S 20 % lowers the S basis to 2,081.00: a breakdown still stating 2,181.00 taxes
+    what was not billed; a charge taxed at a category the breakdown does not state is in no total."""
+    allowance = [(D("-100.00"), "Rabatt", "S", D("20.00"))]
+    genuine = Invoice(example_lines(), allowances=allowance)
+    assert {f.code for f in _found(tmp_path, genuine, committed)} == {"total-differs"}  # 2081.00 billed
+    stale = Invoice(example_lines(), allowances=allowance,
+                    header_taxes=[("S", D("20.00"), D("2181.00"), D("436.20"))])
+    (basis,) = [f for f in _found(tmp_path, stale, committed) if f.code == "tax-basis-inconsistent"]
+    assert (basis.billed, basis.committed) == ("2181.00", "2081.00") and "allowances (100.00)" in basis.message
+    charge = Invoice(example_lines(), allowances=[(D("50.00"), "Express", "S", D("7.00"))],
+                     header_taxes=[("S", D("20.00"), D("2181.00"), D("436.20"))])
+    (unstated,) = [f for f in _found(tmp_path, charge, committed) if f.code == "line-tax-category"]
+    assert unstated.line is None and unstated.billed == "S at 7.00 %", unstated

@@ -241,3 +241,55 @@ def test_a_reconciled_invoice_says_so_in_the_description(attached: tuple[Path, P
     with pikepdf.open(attached[1]) as pdf:
         descriptions = [str(spec.description) for name, spec in pdf.attachments.items() if name.endswith(".zip")]
     assert descriptions[0].endswith("; invoice ITG-2026-0042 reconciled with it: no finding"), descriptions
+
+
+def _with_attachment(invoice_bytes: bytes, name: str, where: str) -> bytes:
+    """The invoice with a PDF of the provider's attached by pikepdf under `name`: in the name tree, in the
+    catalog's /AF only, or as a file attachment annotation of page 1 (its /F and /UF)."""
+    import io
+
+    pdf = pikepdf.open(io.BytesIO(invoice_bytes))
+    theirs = b"%PDF-1.7\n% the provider's own note\n"
+    if where == "names":
+        pdf.attachments[name] = pikepdf.AttachedFileSpec(pdf, theirs, mime_type="application/pdf")
+    else:
+        spec = pikepdf.AttachedFileSpec(pdf, theirs, filename=name, mime_type="application/pdf").obj
+        if where == "af":
+            pdf.Root.AF.append(spec)
+        else:
+            annot = pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.FileAttachment,
+                                                         Rect=[10, 10, 30, 30], FS=spec))
+            pdf.pages[0].obj.Annots = pdf.make_indirect(pikepdf.Array([annot]))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name,where", [
+    ("decision-note.pdf", "names"),  # the issue's attack: pdfdetach -savefile decision-note.pdf extracts theirs
+    ("Decision-Note.PDF", "af"),
+    ("scans/decision-note (signed).pdf", "annot"),
+    ("GA-0123456789ABCDEF.zip", "names"),  # a bundle, attached before or made to look like one
+])
+def test_an_invoice_already_carrying_an_attachment_named_like_ours_is_refused(
+        run_cli, invoice_bytes: bytes, built: Path, keys: tuple[Path, Path], tmp_path: Path, name: str,
+        where: str) -> None:
+    invoice = tmp_path / "invoice.pdf"
+    invoice.write_bytes(_with_attachment(invoice_bytes, name, where))
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(invoice), str(built), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 2, r.out + r.err
+    assert "attachment-name-taken" in r.err and repr(name) in r.err, r.err
+    assert "ask the provider for the invoice without that attachment" in r.err and "Nothing was written" in r.err
+    assert not out.exists()
+
+
+def test_an_unrelated_attachment_of_the_provider_is_kept(run_cli, invoice_bytes: bytes, built: Path,
+                                                         keys: tuple[Path, Path], tmp_path: Path) -> None:
+    invoice = tmp_path / "invoice.pdf"
+    invoice.write_bytes(_with_attachment(invoice_bytes, "timesheet-note.pdf", "names"))
+    out = tmp_path / "out.pdf"
+    r = run_cli("invoice", "attach", str(invoice), str(built), "-o", str(out), "--trust", str(keys[1]))
+    assert r.code == 0, r.out + r.err
+    with pikepdf.open(out) as pdf:
+        assert {"timesheet-note.pdf", "decision-note.pdf"} <= set(pdf.attachments), list(pdf.attachments)

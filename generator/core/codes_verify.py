@@ -76,6 +76,12 @@ VERIFY: tuple[Code, ...] = (
 
 # An invoice finding says where the invoice and the decision (or the invoice's own sums) disagree.
 INVOICE_CODES: tuple[Code, ...] = (
+    Code("amount-currency", E, V, "every amount is in the invoice's currency; only the tax total may be stated a "
+         "second time, in the tax currency (TaxCurrencyCode)", "ask the provider to state every amount in the "
+         "invoice's currency"),
+    Code("attachment-name-taken", E, V, "the invoice `invoice attach` adds to carries no attachment whose file "
+         "name is, or could be taken for, the bundle's or its note's (decision-note*, the bundle's name)",
+         "ask the provider for the invoice without that attachment (or with it renamed), then attach again"),
     Code("billed-not-committed", E, V, "every invoice line bills a package the decision committed",
          "ask the provider to remove the line"),
     Code("billed-twice", E, V, "each committed package is billed by one invoice line, once",
@@ -95,6 +101,8 @@ INVOICE_CODES: tuple[Code, ...] = (
          "ask the provider to bill the package at its price"),
     Code("line-identification-conflict", E, V, "the ways a line names its package (article ID, GPU slug, name) "
          "name the same package", "ask the provider to correct the line"),
+    Code("line-tax-category", E, V, "each line's (and document allowance's or charge's) tax category and rate is "
+         "one the invoice's tax breakdown states", "ask the provider to correct the line's tax or the breakdown"),
     Code("line-not-identified", E, V, "every invoice line names a committed package: the provider's article ID "
          "registered in the protocol, the GPU slug, or the GPU and the duration in its name",
          "register the provider's article ID in the protocol's rental (article_ids), or ask the provider to name "
@@ -106,7 +114,12 @@ INVOICE_CODES: tuple[Code, ...] = (
     Code("pro-rated", E, V, "a package is billed whole, per lot, never pro-rated by the hour",
          "ask the provider to bill the whole package"),
     Code("rounding-implausible", E, V, "the rounding amount stays below a unit either way", "ask the provider"),
+    Code("tax-basis-inconsistent", E, V, "each tax category's basis is the sum of its lines' net amounts less its "
+         "document allowances plus its charges (EN 16931 BR-S-08, BR-Z-08, BR-E-08, BR-AE-08, BR-IC-08, BR-G-08, "
+         "BR-O-08)", "ask the provider"),
     Code("tax-category-inconsistent", E, V, "each tax category's amount is its basis times its rate",
+         "ask the provider"),
+    Code("tax-category-repeated", E, V, "each tax category (code and rate) is stated once in the tax breakdown",
          "ask the provider"),
     Code("tax-rate", E, V, "a tax rate lies between 0 and 100 percent", "ask the provider"),
     Code("tax-total-inconsistent", E, V, "the tax total is the sum of the categories' tax", "ask the provider"),

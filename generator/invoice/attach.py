@@ -209,14 +209,48 @@ def _zip_name(report: Report) -> str:
     return f"{bid}.zip" if isinstance(bid, str) and _BUNDLE_ID.fullmatch(bid) else FALLBACK_ZIP_NAME
 
 
+def _folded(name: str) -> str:
+    """A file name as a reader would take it: its last path component, Unicode-normalised, dashes as "-",
+    case folded."""
+    import unicodedata
+
+    base = re.split(r"[\\/:]", unicodedata.normalize("NFKC", name))[-1]
+    return re.sub(r"[\u2010-\u2015\u2212]", "-", base).strip().casefold()
+
+
+def _names_taken(path: Path, pdf: Any, ours: tuple[str, ...]) -> None:
+    """Refuse an invoice already carrying an attachment (anywhere: the name tree, /AF, an annotation) whose file
+    name is ours or could be taken for ours: `pdfdetach -savefile decision-note.pdf` would extract theirs."""
+    from generator.core.codes import TABLES
+    from generator.invoice.money import InvoiceFinding
+    from generator.invoice.read import embedded_files
+
+    try:
+        files = embedded_files(pdf)
+    except ValueError as exc:
+        raise InvoiceRefusedError(f"{path}: {exc}; attach to the invoice as the provider sent it") from None
+    prefixes = tuple(dict.fromkeys(_folded(n).rsplit(".", 1)[0] for n in ours)) + ("gpu-audit",)
+    for file in files.values():
+        for written in file.names:
+            folded = _folded(written)
+            if not (folded in map(_folded, ours) or folded.startswith(prefixes) or
+                    _BUNDLE_ID.match(folded.upper())):
+                continue
+            code = "attachment-name-taken"
+            row = TABLES["invoice finding"][code]
+            finding = InvoiceFinding(code, None, "/EmbeddedFiles /F, /UF", written, " or ".join(ours),
+                                     f"the invoice already carries an attachment named {written!r} (in "
+                                     f"{', '.join(file.places)}), which could be taken for the "
+                                     f"{' or '.join(ours)} `invoice attach` adds: a reader extracting ours by its "
+                                     f"name would get it. Rule: {row.rule}. Fix: {row.fix}. Nothing was written",
+                                     "allowed")
+            raise InvoiceRefusedError(f"{path}: {finding.code}: {finding.message}")
+
+
 def _embed(path: Path, pdf: Any, files: list[tuple[str, bytes, str, str]]) -> None:
     """Add each (name, bytes, MIME type, description) as an embedded, associated file (/Supplement) to /AF."""
     import pikepdf
 
-    for name, _, _, _ in files:
-        if name in pdf.attachments:
-            raise InvoiceRefusedError(f"{path}: the invoice already carries an attachment named {name} (was a "
-                                      "bundle attached before?); attach to the invoice as the provider sent it")
     af = pdf.Root.get("/AF")
     if af is None:
         af = pdf.make_indirect(pikepdf.Array())
@@ -316,6 +350,7 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
             raise InvoiceRefusedError(_SIGNED.format(path=invoice, what=what))
         zipped = _bundle_zip(bundle, lim)
         report = _verified(bundle, zipped, trust, allow_unsigned, lim)
+        _names_taken(invoice, pdf, (NOTE_ATTACHMENT, _zip_name(report)))
         note = report.note  # the note's bytes as verification read them, never read again from the zip
         if note is None:
             raise InvoiceBundleNotVerifiedError(f"{bundle}: the verified bundle holds no {PDF_PATH}; nothing was "

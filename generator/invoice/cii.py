@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.invoice.breakdown import read_charges, read_foreign
 from generator.invoice.money import decimal_of, money_fields
 
 NS = {"rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
@@ -103,7 +104,7 @@ def _line(position: int, item: Any) -> dict[str, Any]:
             days = int(value) if value.isdigit() and len(value) < 6 else None
     quantity = item.find("ram:SpecifiedLineTradeDelivery/ram:BilledQuantity", NS)
     global_id = item.find(f"{PRODUCT}/ram:GlobalID", NS)
-    document = "ram:AssociatedDocumentLineDocument"
+    document, tax = "ram:AssociatedDocumentLineDocument", "ram:SpecifiedLineTradeSettlement/ram:ApplicableTradeTax"
     return {"position": position, "line_id": _text(item, f"{document}/ram:LineID") or "",
             "status": _text(item, f"{document}/ram:LineStatusReasonCode"),
             "seller_id": _text(item, f"{PRODUCT}/ram:SellerAssignedID"),
@@ -116,7 +117,9 @@ def _line(position: int, item: Any) -> dict[str, Any]:
             "unit": None if quantity is None else quantity.get("unitCode"),
             "unit_price": _amount(item, "ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice/"
                                         "ram:ChargeAmount"),
-            "total": _amount(item, f"{LINE_TOTALS}/ram:LineTotalAmount"), **_allowances(item)}
+            "total": _amount(item, f"{LINE_TOTALS}/ram:LineTotalAmount"), **_allowances(item),
+            "tax_category": _text(item, f"{tax}/ram:CategoryCode"),
+            "tax_rate": _amount(item, f"{tax}/ram:RateApplicablePercent")}
 
 
 def fields(root: Any) -> dict[str, Any]:
@@ -130,7 +133,10 @@ def fields(root: Any) -> dict[str, Any]:
     settlement = root.find(f"{trade}/ram:ApplicableHeaderTradeSettlement", NS)
     money = {"rounding": None, "taxes": [], "tax_total": None} if settlement is None else \
         money_fields(settlement, NS, currency)
-    return {**money, "number": _text(root, "rsm:ExchangedDocument/ram:ID") or "",
+    tax_currency = None if settlement is None else _text(settlement, "ram:TaxCurrencyCode")
+    return {**money, "charges": [] if settlement is None else read_charges(settlement, NS),
+            **read_foreign(root, items, currency, tax_currency), "tax_currency": tax_currency,
+            "number": _text(root, "rsm:ExchangedDocument/ram:ID") or "",
             "type_code": _text(root, "rsm:ExchangedDocument/ram:TypeCode"),
             "prepaid": _amount(root, f"{totals}/ram:TotalPrepaidAmount"),
             "due": _amount(root, f"{totals}/ram:DuePayableAmount"),

@@ -4,8 +4,9 @@ In this order (issue #35): the seller's item ID matched against the provider's a
 registered for each package (decision.json's experiments[].package.article_ids); the seller's item ID as the
 GPU slug, its duration in the item attribute `duration_days` (gpu-audit's own convention) or the text; the item's
 name or description naming the GPU (its slug or the tariffs' model name) and the duration in one of the note's
-four languages ("7 days", "7 Tage", "7 jours", "7 天"). A line the ways identify differently is reported, never
-guessed; a line none of them identifies names no package.
+four languages ("7 days", "7 Tage", "7 jours", "7 天"), the GPU named exactly: "RTX 4090 D" or "B200 NVL" is
+another model. A line the ways identify differently is reported, never guessed; a line none of them identifies
+names no package.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from generator.invoice.read import InvoiceLine
 DURATION = re.compile(r"(?<![\d.,])(\d{1,4})\s*[-\u2010\u2011]?\s*(?:(?:days?|tagen?|tage|jours?)(?![a-z])|天)",
                       re.IGNORECASE)
 WORD = re.compile(r"[0-9a-z]+")
+# A word that, right after a GPU's name, makes it another model at another price (a variant): "RTX 4090 D",
+# "RTX 4090 Laptop", "RTX 4090 Ti", "B200 NVL", "H100 SXM5". Such a line names no committed GPU, unless the
+# word is part of the tariffs' model name itself. A French "d'" ("RTX 4090 d'une semaine") is no variant.
+VARIANT = re.compile(r"d|ti|super|laptop|mobile|notebook|max|maxq|ultra|ada|nvl\d*|sxm\d*|pcie\d*")
+ELISION = ("'", "\u2019")
 
 BY_ARTICLE = "article ID"
 BY_SLUG = "GPU slug"
@@ -73,14 +79,29 @@ def _spans(words: list[str], name: str) -> list[tuple[int, int]]:
     return found
 
 
-def named_gpus(text: str, known: Iterable[Known]) -> set[str]:
-    """The committed GPUs that `text` names by slug or model name; a name inside a longer one that is also named
-    ("rtx 4090" inside "rtx 4090 d") counts for the longer one only."""
-    words = _words(text)
-    spans = [(span, k.gpu) for k in known for name in (k.gpu, k.model_name) if name for span in _spans(words, name)]
+def _named(text: str, known: Iterable[Known]) -> tuple[set[str], list[str]]:
+    """The committed GPUs that `text` names by slug or model name, and the variants it names instead (as
+    written: "RTX 4090 D"); a name inside a longer one that is also named ("rtx 4090" inside "rtx 4090 d")
+    counts for the longer one only."""
+    folded = text.casefold()
+    source = text if len(folded) == len(text) else folded  # where the words' offsets point to
+    found = list(WORD.finditer(folded))
+    words = [m.group() for m in found]
+    spans, variants = [], []
+    for k in known:
+        own = set(_words(k.model_name or "")) | set(_words(k.gpu))
+        for span in (span for name in (k.gpu, k.model_name) if name for span in _spans(words, name)):
+            after = words[span[1]] if span[1] < len(words) else ""
+            elided = after == "d" and folded[found[span[1]].end():found[span[1]].end() + 1] in ELISION
+            if after and VARIANT.fullmatch(after) and after not in own and not elided:
+                variants.append(((span[0], span[1] + 1), source[found[span[0]].start():found[span[1]].end()]))
+            else:
+                spans.append((span, k.gpu))
     kept = {gpu for (a, b), gpu in spans
             if not any(c <= a and b <= d and (d - c) > (b - a) and other != gpu for (c, d), other in spans)}
-    return kept
+    # A variant the committed packages themselves name ("RTX 4090 D" committed as such) is that GPU's name.
+    shown = [text for (a, b), text in variants if not any(c <= a and b <= d for (c, d), _ in spans)]
+    return kept, list(dict.fromkeys(shown))
 
 
 def named_days(text: str) -> set[int]:
@@ -118,8 +139,8 @@ def identify(line: InvoiceLine, known: list[Known]) -> Identity:
     conflict, named."""
     told = _by_seller_id(line, known)
     text = f"{line.name} {line.description}"
-    gpus, days = named_gpus(text, known), named_days(text)
-    gpu = told[0][1] if told and told[0][1] is not None else _only(gpus)
+    (gpus, variants), days = _named(text, known), named_days(text)
+    gpu = told[0][1] if told and told[0][1] is not None else None if variants else _only(gpus)
     day = told[0][2] if told and told[0][2] is not None else _only_days(days)
     ways = [way for way, _, _ in told] + ([BY_TEXT] if gpus or days else [])
     conflicts = []
@@ -127,6 +148,9 @@ def identify(line: InvoiceLine, known: list[Known]) -> Identity:
         conflicts.append(f"its attribute duration_days states {line.days} days")
     if told and gpus and told[0][1] is not None and told[0][1] not in gpus:
         conflicts.append(f"its name or description names {', '.join(sorted(gpus))}")
+    if told and variants and told[0][1] is not None:
+        conflicts.append(f"its name or description names {', '.join(variants)}, a variant of the GPU (another "
+                         "model)")
     if told and days and told[0][2] is not None and told[0][2] not in days:
         conflicts.append(f"its name or description states {' and '.join(f'{d} days' for d in sorted(days))}")
     if conflicts:
@@ -138,7 +162,7 @@ def identify(line: InvoiceLine, known: list[Known]) -> Identity:
 def unidentified_reason(line: InvoiceLine, known: list[Known]) -> str:
     """Why no committed package is named: what each way found on the line, in the reader's terms."""
     text = f"{line.name} {line.description}"
-    gpus, days = named_gpus(text, known), named_days(text)
+    (gpus, variants), days = _named(text, known), named_days(text)
     registered = sorted({a for k in known for a in k.article_ids})
     article = (f"its seller's item ID {line.seller_id} is none of the provider's article IDs the protocol registers "
                f"({', '.join(registered)})" if line.seller_id and registered else
@@ -151,4 +175,7 @@ def unidentified_reason(line: InvoiceLine, known: list[Known]) -> str:
     said += (" and no package duration (such as 7 days, 7 Tage, 7 jours, 7 天)" if not days else
              f" and several durations ({', '.join(str(d) for d in sorted(days))} days)" if len(days) > 1 else
              f" and {next(iter(days))} days")
+    if variants:
+        said += (f"; it names {', '.join(variants)}, a variant of a committed GPU: another model, which a line names "
+                 "only when the tariffs list it")
     return f"{article}{slug}; {said}"

@@ -22,6 +22,7 @@ from typing import Any
 from generator.core.errors import UnreadableInputError
 from generator.core.limits import MiB
 from generator.core.worker import child_env
+from generator.invoice.breakdown import DocumentCharge, ForeignAmount, invoice_fields
 from generator.invoice.cii import fields, parse
 from generator.invoice.money import InvoiceTax
 
@@ -60,6 +61,8 @@ class InvoiceLine:
     charges: Decimal | None = None
     allowance_reasons: tuple[str, ...] = ()
     status: str | None = None  # LineStatusReasonCode (Factur-X EXTENDED): DETAIL and INFORMATION are not summed
+    tax_category: str | None = None  # the line's tax category code and rate (BT-151, BT-152)
+    tax_rate: Decimal | None = None
 
     @property
     def counted(self) -> bool:
@@ -87,6 +90,10 @@ class Invoice:
     line_total: Decimal | None = None  # the sum of the line totals as the header states it (BT-106)
     allowance_total: Decimal | None = None  # the document's allowances (BT-107) and charges (BT-108)
     charge_total: Decimal | None = None
+    charges: tuple[DocumentCharge, ...] = ()  # the document's allowances and charges, with their tax categories
+    foreign: tuple[ForeignAmount, ...] = ()  # amounts marked in another currency (the first few), and how many
+    foreign_count: int = 0
+    tax_currency: str | None = None  # TaxCurrencyCode (BT-6)
 
 
 def _refuse(message: str) -> dict[str, Any]:
@@ -94,7 +101,7 @@ def _refuse(message: str) -> dict[str, Any]:
 
 
 @dataclass
-class _Embedded:
+class Embedded:
     """One embedded file stream of the PDF, with every name and every place that leads to it."""
 
     stream: Any  # a pikepdf.Stream
@@ -110,13 +117,13 @@ class _Embedded:
         self.places += [] if place in self.places else [place]
 
 
-def _embedded_files(pdf: Any) -> dict[tuple[int, int], _Embedded]:
+def embedded_files(pdf: Any) -> dict[tuple[int, int], Embedded]:
     """Every embedded file stream, as PDF readers other than pypdf find them: the whole /EmbeddedFiles name tree
     (pypdf, and so the factur-x library, reads one level of /Kids), the catalog's and the pages' /AF, and file
     attachment annotations. A stream reached twice (the name tree and /AF name one file) is one file."""
     import pikepdf
 
-    found: dict[tuple[int, int], _Embedded] = {}
+    found: dict[tuple[int, int], Embedded] = {}
 
     def add(spec: Any, key: Any, place: str) -> None:
         ef = spec.get("/EF") if isinstance(spec, pikepdf.Dictionary) else None
@@ -125,7 +132,7 @@ def _embedded_files(pdf: Any) -> dict[tuple[int, int], _Embedded]:
         names = [str(n) for n in (key, spec.get("/UF"), spec.get("/F")) if isinstance(n, pikepdf.String)]
         for stream in ef.values():  # /F, /UF (and /DOS, /Mac, /Unix): readers take different ones
             if isinstance(stream, pikepdf.Stream):
-                found.setdefault(stream.objgen, _Embedded(stream, [], [])).add(names, place)
+                found.setdefault(stream.objgen, Embedded(stream, [], [])).add(names, place)
         if len(found) > MAX_ATTACHMENTS:
             raise ValueError(f"the PDF has more than {MAX_ATTACHMENTS} attachments (at most {MAX_ATTACHMENTS} are "
                              "read)")
@@ -162,7 +169,7 @@ def _embedded_files(pdf: Any) -> dict[tuple[int, int], _Embedded]:
     return found
 
 
-def _inflated(file: _Embedded, limit: int) -> bytes:
+def _inflated(file: Embedded, limit: int) -> bytes:
     """At most `limit` bytes of the file's content, inflated here with that cap (never by a library, which
     would inflate it whole first): only a plain or a Flate-compressed stream, the kinds PDF writers embed."""
     import zlib
@@ -182,7 +189,7 @@ def _inflated(file: _Embedded, limit: int) -> bytes:
         raise ValueError(f"its attachment {file.name} does not inflate ({exc})") from None
 
 
-def _invoice_like(file: _Embedded) -> bool:
+def _invoice_like(file: Embedded) -> bool:
     """An invoice XML to some reader: a Factur-X, ZUGFeRD or XRechnung name, or a root element the factur-x
     library takes for an invoice (its get_flavor: the tag ends so), whatever the name. The first SNIFF_BYTES
     decide; an XML whose root element they do not reach is refused rather than guessed."""
@@ -234,7 +241,7 @@ def _xml_of_pdf(data: bytes) -> tuple[str, bytes] | dict[str, Any]:
 
     try:
         with pikepdf.open(io.BytesIO(data)) as pdf:
-            files = _embedded_files(pdf)
+            files = embedded_files(pdf)
             invoices = [f for f in files.values() if _invoice_like(f)]
             if len(invoices) > 1:  # readers would disagree on which one is the invoice
                 where = "; ".join(f"{', '.join(f.names) or '(no name)'} in {', '.join(f.places)}" for f in invoices)
@@ -334,7 +341,7 @@ def read_invoice(path: Path) -> Invoice:
                               buyer_id=x["buyer_id"], global_id=x["global_id"], global_scheme=x["global_scheme"],
                               description=x["description"], allowances=_decimal(x["allowances"]),
                               charges=_decimal(x["charges"]), allowance_reasons=tuple(x["allowance_reasons"]),
-                              status=x["status"])
+                              status=x["status"], tax_category=x["tax_category"], tax_rate=_decimal(x["tax_rate"]))
                   for x in answer["lines"])
     source = f"{path.name} ({answer['xml_name']})" if answer["xml_name"] else path.name
     return Invoice(source=source, number=answer["number"], type_code=answer["type_code"], currency=answer["currency"],
@@ -344,7 +351,7 @@ def read_invoice(path: Path) -> Invoice:
                    taxes=tuple(InvoiceTax(category=t["category"], rate=_decimal(t["rate"]), basis=_decimal(t["basis"]),
                                           amount=_decimal(t["amount"])) for t in answer["taxes"]),
                    line_total=_decimal(answer["line_total"]), allowance_total=_decimal(answer["allowance_total"]),
-                   charge_total=_decimal(answer["charge_total"]))
+                   charge_total=_decimal(answer["charge_total"]), **invoice_fields(answer))
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
+from generator.invoice.breakdown import breakdown_findings, currency_findings
 from generator.invoice.committed import CURRENCY, Committed, committed_total, dollars, known, usd
 from generator.invoice.identify import Identity, identify, unidentified_reason
 from generator.invoice.money import MAX_DIGITS, InvoiceFinding, due_findings, given, net_findings, tax_findings
@@ -91,16 +92,18 @@ def _line_findings(line: InvoiceLine, c: Committed) -> list[InvoiceFinding]:
 
 
 def _document_findings(invoice: Invoice) -> list[InvoiceFinding]:
-    """The document itself: an invoice (not a credit note), whose net, tax, gross and due amounts add up (EN 16931
-    BR-CO-10, BR-CO-13 to BR-CO-17, which the XSD does not check: generator.invoice.money). The tax is never
-    compared with the decision, only with the invoice's own sums."""
+    """The document itself: an invoice (not a credit note), every amount in its currency, whose net, tax, gross
+    and due amounts add up (EN 16931 BR-CO-10, BR-CO-13 to BR-CO-17, which the XSD does not check:
+    generator.invoice.money) and whose tax breakdown ties to its lines (BR-S-08 and its siblings:
+    generator.invoice.breakdown). The tax is never compared with the decision, only with the invoice's own sums."""
     out = []
     if invoice.type_code != INVOICE_TYPE:
         out.append(InvoiceFinding("document-type", None, "ExchangedDocument/TypeCode", invoice.type_code,
                                   INVOICE_TYPE, f"the document's type code is {given(invoice.type_code)} (381 is a "
                                   "credit note, 384 a corrected invoice), not 380, a commercial invoice: it is not a "
                                   "bill of the committed packages"))
-    return out + net_findings(invoice) + due_findings(invoice) + tax_findings(invoice)
+    return out + currency_findings(invoice) + net_findings(invoice) + due_findings(invoice) + \
+        tax_findings(invoice) + breakdown_findings(invoice)
 
 
 def match_lines(invoice: Invoice, committed: list[Committed]) -> list[BilledLine]:

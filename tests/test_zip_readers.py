@@ -264,3 +264,17 @@ def test_verify_accepts_no_forgery_and_the_readers_agree_on_what_it_accepts(genu
             continue
         assert isinstance(checked, dict)
         assert disagreements(checked, read_all(path, tmp_path / name)) == [], name
+
+
+def test_invoice_attach_refuses_a_zip_a_reader_would_open_otherwise(genuine_zip: bytes, example_keys: tuple[Path, Path],
+                                                                    tmp_path: Path) -> None:
+    """`invoice attach` embeds only the bytes `verify` accepted: the hidden-locator zip is not attached."""
+    from invoices import Invoice, example_lines, facturx_pdf
+
+    from generator.cli.main import main
+
+    invoice, bundle, out = tmp_path / "invoice.pdf", tmp_path / "ex.zip", tmp_path / "out.pdf"
+    invoice.write_bytes(facturx_pdf(Invoice(example_lines())))
+    bundle.write_bytes(zip_attacks.hidden_zip64_locator(genuine_zip, fake_note()))
+    assert main(["invoice", "attach", str(invoice), str(bundle), "-o", str(out), "--trust", str(example_keys[1])]) != 0
+    assert not out.exists()

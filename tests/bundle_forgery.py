@@ -1,17 +1,21 @@
-"""The attacker's tools for tests/test_attacks_bundle.py: re-sealing a changed bundle (every manifest and
-MANIFEST.json made again and signed with one's own key), rewriting its tag manifest, and a PDF that costs
-pyHanko dearly."""
+"""The attacker's tools for tests/test_attacks_bundle.py and test_attacks_pdf.py: re-sealing a changed bundle
+(every manifest and MANIFEST.json made again and signed with one's own key), rewriting its tag manifest, and
+PDFs that cost pyHanko dearly (a genuine note with an incremental update listing one field a million times, or
+adding a million objects, in plain objects or hidden in an object stream)."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pikepdf
 from conftest import REPO
 
 from generator.bundle import signing
@@ -97,3 +101,60 @@ def hostile_pdf(fields: int) -> bytes:
     out += b"xref\n0 4\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
     out += b"trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
+
+
+def append_revision(pdf: bytes, objects: dict[int, bytes]) -> bytes:
+    """`pdf` with an incremental update (a classic cross-reference table whose /Prev is the note's last one)
+    that writes each of `objects` (number: body), as any text editor can: no key needed."""
+    with pikepdf.open(io.BytesIO(pdf)) as doc:
+        size, root, info = max(int(doc.trailer.Size), max(objects) + 1), doc.Root.objgen[0], doc.trailer.Info.objgen[0]
+        ids = doc.trailer.ID.unparse()
+    prev = int(re.findall(rb"startxref\s+(\d+)", pdf)[-1])
+    out, offsets = bytearray(pdf), {}
+    for num, body in sorted(objects.items()):
+        offsets[num] = len(out)
+        out += b"%d 0 obj\n" % num + body + b"\nendobj\n"
+    xref, runs = len(out), list[list[int]]()  # one subsection per run of consecutive numbers
+    for num in sorted(offsets):
+        if runs and runs[-1][-1] == num - 1:
+            runs[-1].append(num)
+        else:
+            runs.append([num])
+    out += b"xref\n" + b"".join(b"%d %d\n" % (run[0], len(run)) + b"".join(b"%010d 00000 n \n" % offsets[n]
+                                                                             for n in run) for run in runs)
+    out += b"trailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /ID %s /Prev %d >>\nstartxref\n%d\n%%%%EOF\n" % (
+        size, root, info, ids, prev, xref)
+    return bytes(out)
+
+
+def many_fields(pdf: bytes, count: int) -> bytes:
+    """The signed note with an update whose form lists its one field `count` times (issue 46, item 6)."""
+    with pikepdf.open(io.BytesIO(pdf)) as doc:
+        form, field = doc.Root.AcroForm.objgen[0], b"%d 0 R" % doc.Root.AcroForm.Fields[0].objgen[0]
+    return append_revision(pdf, {form: b"<< /Fields [" + b" ".join([field] * count) + b"] /SigFlags 3 >>"})
+
+
+def many_objects(pdf: bytes, count: int) -> bytes:
+    """The signed note with an update adding `count` objects, each `null`, in plain sight."""
+    with pikepdf.open(io.BytesIO(pdf)) as doc:
+        start = int(doc.trailer.Size)
+    return append_revision(pdf, {start + i: b"null" for i in range(count)})
+
+
+def object_stream(pdf: bytes, bodies: list[bytes], dictionary: bytes = b"/Type /ObjStm",
+                  first: bytes = b"/First") -> bytes:
+    """The signed note with an update adding one deflated object stream that holds `bodies`, its dictionary
+    starting with `dictionary` and its /First key spelt `first` (names may be #-escaped, as a parser reads them
+    alike); the table lists the stream, not the objects in it."""
+    with pikepdf.open(io.BytesIO(pdf)) as doc:
+        start = int(doc.trailer.Size)
+    numbers = range(start + 1, start + 1 + len(bodies))
+    offsets, at = [], 0
+    for body in bodies:
+        offsets.append(at)
+        at += len(body) + 1
+    header = b" ".join(b"%d %d" % (n, o) for n, o in zip(numbers, offsets, strict=True)) + b"\n"
+    packed = zlib.compress(header + b"\n".join(bodies) + b"\n", 9)
+    stream = (b"<< " + dictionary + b" /N %d " % len(bodies) + first + b" %d /Filter /FlateDecode /Length %d >>\n"
+              b"stream\n" % (len(header), len(packed)) + packed + b"\nendstream")
+    return append_revision(pdf, {start: stream})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -22,12 +23,17 @@ from generator.core.limits import DEFAULT, GiB, Limits, applied, current
 
 def test_defaults_are_the_documented_ones() -> None:
     assert DEFAULT == Limits(max_file_bytes=2 * GiB, max_json_depth=64, max_findings=200,
-                             max_bundle_bytes=8 * GiB, max_zip_entries=10_000, max_zip_ratio=200)
+                             max_bundle_bytes=8 * GiB, max_zip_entries=10_000, max_zip_ratio=200,
+                             max_pdf_bytes=64 * 2**20, max_pdf_seconds=5, max_pdf_objects=100_000,
+                             max_pdf_references=100_000, max_pdf_fields=1000)
     doc = (harness.REPO / "docs" / "security.md").read_text(encoding="utf-8")
     section = doc[doc.index("## Limits and hostile input"):]
     for name in ("--max-file-bytes", "--max-json-depth", "--max-findings", "--max-bundle-bytes",
                  "--max-zip-entries", "--max-zip-ratio", "tests/fuzz_long.py --minutes 20"):
         assert name in section, name
+    for name, default in (("--max-pdf-bytes", "64 MiB"), ("--max-pdf-seconds", "5 s"), ("--max-pdf-objects", "100000"),
+                          ("--max-pdf-references", "100000"), ("--max-pdf-fields", "1000")):
+        assert re.search(rf"\| {re.escape(default)} \| `{name} N`", section), name
 
 
 def test_a_limit_is_a_positive_whole_number() -> None:

@@ -2,8 +2,10 @@
 
 pyHanko's cost grows with what a PDF holds, not only with its size: a small note whose form lists one field
 a million times takes it long and hundreds of megabytes (docs/performance.md). A bundle signed by someone's
-own key passes every checksum, so its note is parsed (without a trust anchor, to show who signed it); the child process
-bounds what that can cost (--max-pdf-seconds of processor time, MEMORY_CEILING of address space) and `verify`
+own key passes every checksum, so its note is parsed (without a trust anchor, to show who signed it). Its objects
+and references are counted from its bytes first (generator.bundle.notebounds: --max-pdf-objects and
+--max-pdf-references), and a note past them is refused without a child; the child process bounds what the parse
+can still cost (--max-pdf-seconds of processor time, MEMORY_CEILING of address space) and `verify`
 itself never imports pyHanko. The child is `python -m generator.bundle.noteparse`: one JSON request on stdin, one JSON
 answer on stdout.
 """
@@ -21,6 +23,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from generator.bundle.notebounds import bounds_problem
 from generator.bundle.verdict import Problem
 from generator.core.limits import GiB, Limits, limit_message
 from generator.core.worker import child_env
@@ -44,9 +47,13 @@ class NoteParse:
 
 def _answer(request: dict[str, Any]) -> dict[str, Any]:
     """In the child: read the note, and judge its signature with the given certificate (or its own signer's)."""
+    from generator.bundle.notebounds import form_problem
     from generator.bundle.notetrust import read_note, signature_problems
 
     pdf, file = Path(request["pdf"]).read_bytes(), request["file"]
+    refused = form_problem(pdf, Limits(max_pdf_fields=request["max_fields"]))
+    if refused is not None:
+        return {"error": "refused", "code": refused[0], "message": refused[1]}
     facts = read_note(pdf, file)
     out: dict[str, Any] = {"problems": [[p.code, p.message] for p in facts.problems], "title_id": facts.title_id,
                            "decision": None if facts.decision is None else base64.b64encode(facts.decision).decode(),
@@ -82,8 +89,13 @@ def _costly(file: str, limits: Limits, what: str) -> NoteParse:
 
 def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signature: bool,
                limits: Limits) -> NoteParse:
-    """The note at `path` parsed in a bounded child process; what failed or cost too much is a problem."""
+    """The note at `path` (a private copy) counted, then parsed in a bounded child process; what failed, holds
+    too much or cost too much is a problem."""
+    too_complex = bounds_problem(path.read_bytes(), limits)
+    if too_complex is not None:
+        return NoteParse(problems=[Problem("pdf-too-complex", file, too_complex)])
     request = {"pdf": str(path.resolve()), "file": file, "seconds": limits.max_pdf_seconds,
+               "max_fields": limits.max_pdf_fields,
                "check_signature": check_signature,
                "cert": None if cert is None else cert.public_bytes(serialization.Encoding.PEM).decode()}
     env = child_env()  # the child imports this very package
@@ -101,6 +113,8 @@ def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signa
     if answer.get("error") == "cpu":
         return _costly(file, limits,
                        limit_message("max_pdf_seconds", limits, "the processor time parsing the PDF took"))
+    if answer.get("error") == "refused":  # by qpdf's count, before pyHanko read the note
+        return NoteParse(problems=[Problem(answer["code"], file, answer["message"])])
     if answer.get("error") == "memory":
         return _costly(file, limits, f"parsing the PDF needs more than {MEMORY_CEILING} bytes of memory")
     if "error" in answer:

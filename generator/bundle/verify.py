@@ -248,7 +248,7 @@ def _check_note(bag: _Bag, cert: x509.Certificate | None, decision_raw: bytes | 
         copy = notealone.private_copy(bag.contents[PDF_PATH], Path(tmp))
         note = parse_note(copy, PDF_PATH, cert, cert is not None, bag.limits)
     bag.report.problems.extend(note.problems)
-    if any(p.code in ("bad-pdf", "pdf-too-costly") for p in note.problems):
+    if any(p.code in ("bad-pdf", "pdf-too-complex", "pdf-too-costly") for p in note.problems):
         return
     if cert is not None:
         if note.signature_fingerprint != cert_fingerprint(cert):

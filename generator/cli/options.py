@@ -16,7 +16,7 @@ Handler = Callable[[argparse.Namespace], int]
 # The documented limits each command takes (docs/security.md, "Limits and hostile input"); --max-findings is separate.
 CAMPAIGN_LIMITS = ("max_file_bytes", "max_json_depth")
 BUNDLE_LIMITS = ("max_file_bytes", "max_json_depth", "max_bundle_bytes", "max_zip_entries", "max_zip_ratio",
-                 "max_pdf_bytes", "max_pdf_seconds")
+                 "max_pdf_bytes", "max_pdf_seconds", "max_pdf_objects", "max_pdf_references", "max_pdf_fields")
 _UNITS = {"": 1, "k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB}
 
 
@@ -71,7 +71,12 @@ def add_limits(p: argparse.ArgumentParser, names: Sequence[str]) -> None:
         "max_zip_ratio": "highest compression ratio of a zip entry over 1 MiB (default 200)",
         "max_pdf_bytes": ("largest decision note parsed, and largest invoice or bundle `invoice attach` takes, in "
                           "bytes (default 64M)"),
-        "max_pdf_seconds": "most processor seconds the decision note's parse may take (default 20)",
+        "max_pdf_seconds": "most processor seconds the decision note's parse may take (default 5)",
+        "max_pdf_objects": "most objects the decision note may hold, counted before it is parsed (default 100000)",
+        "max_pdf_references": ("most indirect references the decision note may hold, counted before it is parsed "
+                               "(default 100000)"),
+        "max_pdf_fields": ("most form fields and annotations the decision note may list, counted before pyHanko "
+                           "reads them (default 1000)"),
     }
     for name in names:
         flag = "--" + name.replace("_", "-")

@@ -49,6 +49,9 @@ VERIFY: tuple[Code, ...] = (
     Code("not-parsed", E, B, "nothing is parsed once MANIFEST.json's signature fails", _REBUILD),
     Code("pdf-modified-after-signing", E, B, "the note was not changed after it was certified", _REBUILD),
     Code("pdf-not-certified", E, B, "the note carries a certification signature permitting no changes", _REBUILD),
+    Code("pdf-too-complex", E, B, "the note holds at most --max-pdf-objects objects and --max-pdf-references "
+         "references, counted from its bytes before it is parsed", "if the note is genuine, raise the limit the "
+         "line names"),
     Code("pdf-too-costly", E, B, "the note parses within --max-pdf-seconds and the memory ceiling",
          "if the note is genuine, raise --max-pdf-seconds"),
     Code("signer-mismatch", E, B, "signer.pem is the certificate MANIFEST.json and the note name", _REBUILD),

@@ -54,9 +54,26 @@ class Limits:
     gigabytes would cost more than any machine should give it); `--max-pdf-bytes`. A genuine note is far
     smaller."""
 
-    max_pdf_seconds: int = 20
+    max_pdf_seconds: int = 5
     """Processor seconds the decision note's parse may take (a child process; a hostile PDF well under
-    --max-pdf-bytes can still cost pyHanko many times what a genuine note needs); `--max-pdf-seconds`."""
+    --max-pdf-bytes can still cost pyHanko many times what a genuine note needs); `--max-pdf-seconds`. A genuine
+    note takes well under one; a note within the bounds below, at most about two (docs/performance.md)."""
+
+    max_pdf_objects: int = 100_000
+    """Objects of the decision note, counted from its bytes before it is parsed (its cross-reference entries, or its
+    object headers and the objects its object streams declare, whichever is more); `--max-pdf-objects`. A genuine
+    note holds a few thousand (generator.bundle.notebounds)."""
+
+    max_pdf_references: int = 100_000
+    """Indirect references of the decision note (every `R` token, in the file and in its object streams
+    inflated), counted before it is parsed: a form or a page listing one field a million times is a million of
+    them; `--max-pdf-references`. A genuine note holds a few thousand."""
+
+    max_pdf_fields: int = 1000
+    """Form fields and annotations the decision note lists (its form's /Fields with their /Kids, each page's
+    /Annots), counted by qpdf before pyHanko reads them (pyHanko spends a third of a millisecond of processor
+    time on each); `--max-pdf-fields`. A genuine note lists its signature field, once in the form and once on its
+    last page."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

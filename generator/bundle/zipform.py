@@ -79,7 +79,7 @@ def _name(raw: bytes, flags: int) -> str:
     else:  # zipfile reads cp437, unzip the locale's charset: two readers, two names
         raise ZipLayoutError(shown, "its name is not ASCII and is not flagged UTF-8: readers decode it differently")
     if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
-        raise ZipLayoutError(name.encode("unicode_escape").decode("ascii"), "its name holds control characters")
+        raise ZipLayoutError(name, "its name holds control characters (shown escaped)")  # the CLI escapes them
     return name
 
 

@@ -229,3 +229,26 @@ def test_build_refuses_a_chain_file_out_of_order(run_cli, pki: Path, tmp_path: P
                            x509.load_pem_x509_certificate((pki / "root.pem").read_bytes()))))
     assert r.code == 2 and "certificate 2 did not issue certificate 1: give the chain leaf first" in r.err, r.err
     assert not (tmp_path / "b").exists()
+
+
+def test_build_refuses_a_chain_that_verify_would_refuse(run_cli, pki: Path, tmp_path: Path) -> None:
+    r = run_cli("build", str(EXAMPLE), "-o", str(tmp_path / "b"), "--key", str(pki / "leaf.key"), "--cert",
+                str(pki / "sha1.pem"))
+    assert r.code == 2 and "certificate 1 of the chain: signed with SHA-1, which is refused" in r.err, r.err
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_pkcs12_file_gives_its_ca_certificates_as_the_chain(pki: Path, tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    key = serialization.load_pem_private_key((pki / "leaf.key").read_bytes(), None)
+    assert isinstance(key, rsa.RSAPrivateKey)
+    leaf, inter = x509.load_pem_x509_certificates((pki / "chain.pem").read_bytes())
+    root = x509.load_pem_x509_certificate((pki / "root.pem").read_bytes())
+    path = tmp_path / "id.p12"
+    path.write_bytes(pkcs12.serialize_key_and_certificates(b"id", key, leaf, [root, inter],  # in no chain order
+                                                           serialization.NoEncryption()))
+    path.chmod(0o600)
+    identity = signing.load_pkcs12_identity(path, None)
+    assert identity.cert == leaf and identity.chain == (inter, root)
+    assert identity.pem == (pki / "chain.pem").read_bytes() + (pki / "root.pem").read_bytes()

@@ -94,6 +94,7 @@ def usage_problem(cert: x509.Certificate, file: str) -> Problem | None:
 # signatures: `build` refuses such a signing key, and `verify` a chain holding one.
 MIN_RSA_BITS = 2048
 MIN_EC_BITS = 256
+MAX_CHAIN = 10  # certificates from the signer's to the root: real PKIs have three or four
 _WEAK_HASHES = {"sha1": "SHA-1", "md5": "MD5"}
 
 
@@ -111,7 +112,7 @@ def issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     except Exception:  # noqa: BLE001 - ValueError, TypeError, InvalidSignature: not its issuer, whatever the reason
         pass
     key = issuer.public_key()
-    if cert.issuer != issuer.subject or not isinstance(key, rsa.RSAPublicKey) or _hash_weakness(cert) is None:
+    if cert.issuer != issuer.subject or not isinstance(key, rsa.RSAPublicKey) or hash_weakness(cert) is None:
         return False
     try:
         algorithm = cert.signature_hash_algorithm
@@ -123,9 +124,11 @@ def issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
 
 
 def in_order(certs: list[x509.Certificate]) -> bool:
-    """Whether `certs` is a chain as signer.pem holds it: each certificate once, each issued by the next."""
+    """Whether `certs` is a chain as signer.pem holds it: each certificate once, each issued by the next, at most
+    MAX_CHAIN of them (each costs a signature check)."""
     ders = [c.public_bytes(serialization.Encoding.DER) for c in certs]
-    return len(set(ders)) == len(ders) and all(issued_by(a, b) for a, b in zip(certs, certs[1:], strict=False))
+    pairs = zip(certs, certs[1:], strict=False)
+    return len(ders) <= MAX_CHAIN and len(set(ders)) == len(ders) and all(issued_by(a, b) for a, b in pairs)
 
 
 def key_weakness(key: object) -> str | None:
@@ -140,7 +143,8 @@ def key_weakness(key: object) -> str | None:
     return None
 
 
-def _hash_weakness(cert: x509.Certificate) -> str | None:
+def hash_weakness(cert: x509.Certificate) -> str | None:
+    """Why the certificate's signature is too weak to rely on ("signed with SHA-1, which is refused"), or None."""
     try:
         algorithm = cert.signature_hash_algorithm
     except Exception:  # noqa: BLE001 - UnsupportedAlgorithm: an algorithm cryptography does not know
@@ -160,7 +164,7 @@ def weakness_problem(signer: x509.Certificate, intermediates: list[x509.Certific
     for what, cert in named + ([("the anchor", anchor)] if anchor is not None else []):
         weak = key_weakness(cert.public_key())
         if weak is None and anchor is not None and cert is not anchor:
-            weak = _hash_weakness(cert)
+            weak = hash_weakness(cert)
         if weak is not None:
             return Problem("certificate-weak", file, f"{what}: {weak} (a signature needs RSA of {MIN_RSA_BITS} bits "
                            f"or more, or EC of {MIN_EC_BITS}, and SHA-256 or stronger)")

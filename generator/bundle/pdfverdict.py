@@ -16,7 +16,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from generator.bundle.certchain import issued_by
+from generator.bundle.certchain import MAX_CHAIN, issued_by
 
 # pyHanko logs what its difference analysis finds (a forged update) with a traceback; the verdict reaches the
 # user through `problems()`, so the log stays out of the terminal unless an application configures logging.
@@ -170,6 +170,8 @@ def _is_chain(signer: bytes, certs: list[bytes]) -> bool:
     """Whether `certs` (DER) are the signer's certificate and the CA certificates that issued it, each
     issued by the next: what `build --cert` writes for a chain file. Any other certificate is unsigned data."""
     current, left = x509.load_der_x509_certificate(signer), [c for c in certs if c != signer]
+    if len(left) >= MAX_CHAIN:  # each costs signature checks
+        return False
     while left:
         for der in left:
             issuer = x509.load_der_x509_certificate(der)

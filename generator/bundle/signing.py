@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import io
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import (
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
-from generator.bundle.certchain import MIN_RSA_BITS, issued_by, key_weakness
+from generator.bundle.certchain import MAX_CHAIN, MIN_RSA_BITS, hash_weakness, issued_by, key_weakness
 from generator.bundle.pdfverdict import (
     PdfSignatureCheck,
     check_pdf_signature,
@@ -129,15 +129,31 @@ def _key_kind(key: Any) -> str:
 
 
 def _check_chain(certs: list[x509.Certificate], source: str) -> tuple[x509.Certificate, ...]:
-    """A chain file's intermediates (after the signer's certificate), each issuing the one before it."""
-    for i, (cert, issuer) in enumerate(zip(certs, certs[1:], strict=False), 1):
-        if not issued_by(cert, issuer) or issuer in certs[:i]:
+    """A chain file's intermediates (after the signer's certificate), each issuing the one before it, none of
+    them with a key or a signature `verify` refuses (certchain's rules)."""
+    if len(certs) > MAX_CHAIN:
+        raise UsageError(f"{source}: {len(certs)} certificates; a chain has at most {MAX_CHAIN}")
+    for i, cert in enumerate(certs, 1):
+        issuer = certs[i] if i < len(certs) else None
+        if issuer is not None and (not issued_by(cert, issuer) or issuer in certs[:i]):
             raise UsageError(f"{source}: certificate {i + 1} did not issue certificate {i}: give the chain leaf first, "
                              "the signer's certificate, then each intermediate up to the CA, each once")
-        weak = key_weakness(issuer.public_key())
+        weak = key_weakness(cert.public_key()) or (hash_weakness(cert) if issuer is not None else None)
         if weak is not None:
-            raise UsageError(f"{source}: certificate {i + 1} of the chain has an {weak}: verify refuses it")
+            raise UsageError(f"{source}: certificate {i} of the chain: {weak}; `verify` would refuse it")
     return tuple(certs[1:])
+
+
+def _pkcs12_chain(cert: x509.Certificate, others: list[x509.Certificate]) -> list[x509.Certificate]:
+    """A PKCS#12 file's other certificates (in no set order) as a chain from `cert`: each the issuer of the last."""
+    chain, left = [cert], [c for c in others if c != cert]
+    while left and len(chain) <= MAX_CHAIN:
+        issuer = next((c for c in left if issued_by(chain[-1], c)), None)
+        if issuer is None or issuer == chain[-1]:
+            break
+        chain.append(issuer)
+        left.remove(issuer)
+    return chain
 
 
 def _check_key(key: Any, cert: x509.Certificate, source: str) -> Identity:
@@ -187,8 +203,7 @@ def load_pem_identity(key_path: Path, cert_path: Path, passphrase: bytes | None 
         raise UsageError(f"{cert_path}: not a PEM certificate") from None
     if not allow_readable_key:  # after parsing: only a file that really holds a key is a secret to protect
         key_file.refuse_if_readable("private key file")
-    identity = _check_key(key, certs[0], str(key_path))
-    return Identity(key=identity.key, cert=identity.cert, chain=_check_chain(certs, str(cert_path)))
+    return replace(_check_key(key, certs[0], str(key_path)), chain=_check_chain(certs, str(cert_path)))
 
 
 def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable_key: bool = False) -> Identity:
@@ -199,7 +214,7 @@ def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable
     p12_file = read_key_file(path, "PKCS#12 file")
     data = p12_file.data
     try:
-        key, cert, _ = pkcs12.load_key_and_certificates(data, passphrase)
+        key, cert, others = pkcs12.load_key_and_certificates(data, passphrase)
     except ValueError:
         source = f"from ${PKCS12_PASSPHRASE_ENV} or the prompt" if passphrase is not None else \
             f"none given: set ${PKCS12_PASSPHRASE_ENV}"
@@ -210,7 +225,8 @@ def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable
         raise UsageError(f"{path} holds no private key with its certificate")
     if not allow_readable_key:
         p12_file.refuse_if_readable("PKCS#12 file (it holds the private key)")
-    return _check_key(key, cert, str(path))
+    identity = _check_key(key, cert, str(path))  # with the CA certificates it holds, as a chain from the signer's
+    return replace(identity, chain=_check_chain(_pkcs12_chain(cert, others), str(path)))
 
 
 def keygen(directory: Path, name: str, now: dt.datetime | None = None) -> tuple[Path, Path]:

@@ -116,7 +116,8 @@ def issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
         return False
     try:
         algorithm = cert.signature_hash_algorithm
-        assert algorithm is not None
+        if algorithm is None:
+            return False
         key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), algorithm)
     except Exception:  # noqa: BLE001 - InvalidSignature, UnsupportedAlgorithm, another padding: not its issuer
         return False

@@ -192,10 +192,8 @@ def _write_tag_files(root: Path, decision: dict[str, Any], bundle_id: str, ident
     manifest_bytes = _canonical(manifest)
     (root / MANIFEST).write_bytes(manifest_bytes)
     if identity is not None:
-        from cryptography.hazmat.primitives.serialization import Encoding
-
         (root / MANIFEST_SIG).write_bytes(sign_bytes(identity, manifest_bytes))
-        (root / CERT_NAME).write_bytes(identity.cert.public_bytes(Encoding.PEM))
+        (root / CERT_NAME).write_bytes(identity.pem)  # the signer's certificate, then its intermediates
 
 
 def _checked_organization(organization: str | None, identity: Identity | None) -> str:

@@ -88,8 +88,9 @@ def verify_note(path: Path, trust: Trust, limits: Limits) -> Report:
         report.complete = False
         return report
     report.signer, report.signer_fingerprint = note.signer.subject.rfc4514_string(), cert_fingerprint(note.signer)
+    report.intermediates = note.intermediates
     if trust.given:
-        problem = trust_problem(note.signer, trust, name, note.signing_time, path)
+        problem = trust_problem(note.signer, trust, name, note.signing_time, path, note.intermediates)
         if problem is not None:
             report.problems.append(problem)
             report.complete = False

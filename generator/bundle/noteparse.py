@@ -37,6 +37,7 @@ class NoteParse:
 
     problems: list[Problem] = field(default_factory=list)
     signer: x509.Certificate | None = None  # the certificate the CMS signature names
+    intermediates: list[x509.Certificate] = field(default_factory=list)  # the CMS's other certificates
     signature_fingerprint: str | None = None  # the certificate pyHanko validated the signature with
     title_id: str | None = None
     decision: bytes | None = None
@@ -58,7 +59,8 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"problems": [[p.code, p.message] for p in facts.problems], "title_id": facts.title_id,
                            "decision": None if facts.decision is None else base64.b64encode(facts.decision).decode(),
                            "signer": None if facts.signer_cert is None else
-                           facts.signer_cert.public_bytes(serialization.Encoding.PEM).decode()}
+                           facts.signer_cert.public_bytes(serialization.Encoding.PEM).decode(),
+                           "others": [c.public_bytes(serialization.Encoding.PEM).decode() for c in facts.others]}
     cert = x509.load_pem_x509_certificate(request["cert"].encode()) if request["cert"] else facts.signer_cert
     if request["check_signature"] and cert is not None and not facts.problems:
         problems, check = signature_problems(pdf, cert, file)
@@ -122,6 +124,7 @@ def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signa
     return NoteParse(
         problems=[Problem(code, file, message) for code, message in answer["problems"]],
         signer=None if answer["signer"] is None else x509.load_pem_x509_certificate(answer["signer"].encode()),
+        intermediates=[x509.load_pem_x509_certificate(c.encode()) for c in answer.get("others", [])],
         signature_fingerprint=answer.get("signature_fingerprint"), title_id=answer["title_id"],
         decision=None if answer["decision"] is None else base64.b64decode(answer["decision"]),
         timestamp=answer.get("timestamp"), timestamp_authority=answer.get("timestamp_authority"),

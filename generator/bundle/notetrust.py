@@ -16,7 +16,7 @@ from typing import Any
 
 from cryptography import x509
 
-from generator.bundle.certchain import chain_problem, parse_time, usage_problem, validity_problem
+from generator.bundle.certchain import chain_problem, parse_time, validity_problem, weakness_problem
 from generator.bundle.signing import PdfSignatureCheck, cert_fingerprint, check_pdf_signature, embedded_decision
 from generator.bundle.verdict import Problem, Trust
 from generator.core.bundleid import bundle_id
@@ -36,10 +36,12 @@ class NoteFacts:
     title_id: str | None = None
     decision: bytes | None = None
     problems: list[Problem] = field(default_factory=list)
+    others: list[x509.Certificate] = field(default_factory=list)  # the signature's other certificates: its chain
 
 
 def read_note(pdf: bytes, file: str) -> NoteFacts:
-    """The note's signer certificate, title bundle ID and embedded decision.json; a damaged file is a problem."""
+    """The note's signer certificate (and the signature's other ones, its chain), title bundle ID and embedded
+    decision.json; a damaged file is a problem."""
     import io
 
     from pyhanko.pdf_utils.reader import PdfFileReader
@@ -50,6 +52,8 @@ def read_note(pdf: bytes, file: str) -> NoteFacts:
         sigs = reader.embedded_signatures
         if len(sigs) == 1 and sigs[0].signer_cert is not None:
             facts.signer_cert = x509.load_der_x509_certificate(sigs[0].signer_cert.dump())
+            facts.others = [x509.load_der_x509_certificate(c.chosen.dump()) for c in
+                            sigs[0].signed_data["certificates"] or [] if c.chosen.dump() != sigs[0].signer_cert.dump()]
         try:
             title = str(reader.trailer["/Info"].get_object().get("/Title", ""))
         except KeyError:  # no document information dictionary
@@ -87,14 +91,17 @@ def own_signer_problem(trust: Trust, where: Path | None, file: str) -> Problem |
 
 
 def trust_problem(signer: x509.Certificate, trust: Trust, file: str, signed_at: str | None = None,
-                  where: Path | None = None) -> Problem | None:
-    """Whether the signer is the trust anchor, or a certificate the anchor (a CA) issued for signing; and whether
-    it was valid at the signing time (`signed_at`, ISO 8601) and is today.
+                  where: Path | None = None, intermediates: list[x509.Certificate] | None = None) -> Problem | None:
+    """Whether the signer is the trust anchor, or a certificate the anchor (a CA) issued for signing, directly or
+    through `intermediates` (signer.pem's chain after the signer, or the note signature's other certificates);
+    whether it was valid at the signing time (`signed_at`, ISO 8601) and is today; and whether its key (and
+    every key of the path) is strong enough, as `build` requires of its own (certchain.key_weakness).
 
     Today counts too, as the issue that asked for it says: a certificate that expired since is reported even
     when the note carries a timestamp of a time it was valid (PAdES would need revocation data of that time
     as well, which a bundle does not carry). `where`: the bundle folder or note being verified, to refuse
-    its own signer.pem as the anchor (own_signer_problem).
+    its own signer.pem as the anchor (own_signer_problem). A fingerprint anchor is checked as before: the
+    certificate it names and its period.
     """
     own = own_signer_problem(trust, where, file)
     if own is not None:
@@ -105,15 +112,11 @@ def trust_problem(signer: x509.Certificate, trust: Trust, file: str, signed_at: 
                        f"({trust.source})", f"SHA256:{trust.fingerprint}", f"SHA256:{found}")
     when = parse_time(signed_at)
     moments = ([] if when is None else [("the signing time", when)]) + [("today", dt.datetime.now(dt.UTC))]
-    if trust.cert is None or cert_fingerprint(trust.cert) == found:  # the anchor is the signer: no chain
+    if trust.cert is None:
         return validity_problem(signer, moments, file)
-    try:
-        signer.verify_directly_issued_by(trust.cert)
-    except Exception:  # noqa: BLE001 - ValueError, TypeError, InvalidSignature: not issued by it, whatever the reason
-        return Problem("untrusted-signer", file, f"the signer is not the trusted certificate nor issued by it "
-                       f"({trust.source})", f"SHA256:{cert_fingerprint(trust.cert)}", f"SHA256:{found}")
-    return (validity_problem(signer, moments, file) or chain_problem(signer, trust.cert, moments, file)
-            or usage_problem(signer, file))
+    if cert_fingerprint(trust.cert) == found:  # the anchor is the signer: no chain
+        return weakness_problem(signer, [], None, file) or validity_problem(signer, moments, file)
+    return chain_problem(signer, list(intermediates or []), trust.cert, moments, file)
 
 
 def decision_id(raw: bytes, file: str, limits: Limits) -> tuple[Any, str | None, Problem | None]:

@@ -16,6 +16,8 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from generator.bundle.certchain import MAX_CHAIN, issued_by
+
 # pyHanko logs what its difference analysis finds (a forged update) with a traceback; the verdict reaches the
 # user through `problems()`, so the log stays out of the terminal unless an application configures logging.
 for _name in ("pyhanko", "pyhanko_certvalidator"):
@@ -164,9 +166,28 @@ def check_pdf_signature(pdf: bytes, cert: x509.Certificate) -> PdfSignatureCheck
 _UNSIGNED_ATTRS = frozenset({"signature_time_stamp_token"})  # --tsa's RFC 3161 token
 
 
+def _is_chain(signer: bytes, certs: list[bytes]) -> bool:
+    """Whether `certs` (DER) are the signer's certificate and the CA certificates that issued it, each
+    issued by the next: what `build --cert` writes for a chain file. Any other certificate is unsigned data."""
+    current, left = x509.load_der_x509_certificate(signer), [c for c in certs if c != signer]
+    if len(left) >= MAX_CHAIN:  # each costs signature checks
+        return False
+    while left:
+        for der in left:
+            issuer = x509.load_der_x509_certificate(der)
+            if not issued_by(current, issuer):
+                continue
+            current = issuer
+            left.remove(der)
+            break
+        else:
+            return False
+    return True
+
+
 def unsigned_bytes(pdf: bytes, sig: Any) -> str | None:
     """What the signature's unsigned part (the /Contents string, outside the signed byte range) holds beyond the
-    CMS the build writes: other hex than the CMS's DER and zero padding, certificates other than the signer's,
+    CMS the build writes: other hex than the CMS's DER and zero padding, certificates other than the signer's chain,
     revocation lists, unsigned attributes other than a timestamp. None when it holds nothing else."""
     from asn1crypto import cms
 
@@ -177,9 +198,8 @@ def unsigned_bytes(pdf: bytes, sig: Any) -> str | None:
     der = cms.ContentInfo({"content_type": "signed_data", "content": sig.signed_data}).dump()
     if not contents.startswith(der) or contents[len(der):].strip(b"\0"):
         return "bytes after the CMS signature that are not zero padding"
-    signer = sig.signer_cert.dump()
-    if any(c.chosen.dump() != signer for c in sig.signed_data["certificates"] or []):
-        return "a certificate other than the signer's"
+    if not _is_chain(sig.signer_cert.dump(), [c.chosen.dump() for c in sig.signed_data["certificates"] or []]):
+        return "a certificate other than the signer's and the chain that issued it"
     if sig.signed_data["crls"].native:
         return "revocation lists"
     attrs = sig.signer_info["unsigned_attrs"].native or []

@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import io
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import (
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
+from generator.bundle.certchain import MAX_CHAIN, MIN_RSA_BITS, hash_weakness, issued_by, key_weakness
 from generator.bundle.pdfverdict import (
     PdfSignatureCheck,
     check_pdf_signature,
@@ -49,10 +50,16 @@ SIGNATURE_FIELD = "GpuAuditSignature"
 
 @dataclass(frozen=True)
 class Identity:
-    """A signing key with its certificate."""
+    """A signing key with its certificate, and the intermediates that issued it (a chain file's, leaf first)."""
 
     key: rsa.RSAPrivateKey
     cert: x509.Certificate
+    chain: tuple[x509.Certificate, ...] = ()
+
+    @property
+    def pem(self) -> bytes:
+        """signer.pem: the certificate, then each intermediate up to the anchor."""
+        return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in (self.cert, *self.chain))
 
     @property
     def fingerprint(self) -> str:
@@ -103,8 +110,6 @@ def check_signing_certificate(cert: x509.Certificate, now: dt.datetime | None = 
                          "once it is valid, or check this machine's clock")
 
 
-# RSA below 2048 bits is refused by ETSI TS 119 312 and NIST SP 800-131A for new signatures.
-MIN_RSA_BITS = 2048
 KEYGEN_RSA_BITS = 3072  # NIST SP 800-57's 128-bit security level, the level of the SHA-256 digest it signs
 
 
@@ -123,12 +128,40 @@ def _key_kind(key: Any) -> str:
     return type(key).__name__
 
 
+def _check_chain(certs: list[x509.Certificate], source: str) -> tuple[x509.Certificate, ...]:
+    """A chain file's intermediates (after the signer's certificate), each issuing the one before it, none of
+    them with a key or a signature `verify` refuses (certchain's rules)."""
+    if len(certs) > MAX_CHAIN:
+        raise UsageError(f"{source}: {len(certs)} certificates; a chain has at most {MAX_CHAIN}")
+    for i, cert in enumerate(certs, 1):
+        issuer = certs[i] if i < len(certs) else None
+        if issuer is not None and (not issued_by(cert, issuer) or issuer in certs[:i]):
+            raise UsageError(f"{source}: certificate {i + 1} did not issue certificate {i}: give the chain leaf first, "
+                             "the signer's certificate, then each intermediate up to the CA, each once")
+        weak = key_weakness(cert.public_key()) or (hash_weakness(cert) if issuer is not None else None)
+        if weak is not None:
+            raise UsageError(f"{source}: certificate {i} of the chain: {weak}; `verify` would refuse it")
+    return tuple(certs[1:])
+
+
+def _pkcs12_chain(cert: x509.Certificate, others: list[x509.Certificate]) -> list[x509.Certificate]:
+    """A PKCS#12 file's other certificates (in no set order) as a chain from `cert`: each the issuer of the last."""
+    chain, left = [cert], [c for c in others if c != cert]
+    while left and len(chain) <= MAX_CHAIN:
+        issuer = next((c for c in left if issued_by(chain[-1], c)), None)
+        if issuer is None or issuer == chain[-1]:
+            break
+        chain.append(issuer)
+        left.remove(issuer)
+    return chain
+
+
 def _check_key(key: Any, cert: x509.Certificate, source: str) -> Identity:
     check_signing_certificate(cert)
     # The note is PDF/A-3, defined on PDF 1.7 (ISO 32000-1), whose signatures are RSA or DSA; ECDSA and EdDSA
     # come with the ISO/TS 32002 extension of PDF 2.0, which pyHanko declares for them and which lifts the
     # file's version to 2.0. RSA with SHA-256 stays on 1.7, and pdfsig and Adobe Reader verify it.
-    if not isinstance(key, rsa.RSAPrivateKey) or key.key_size < MIN_RSA_BITS:
+    if not isinstance(key, rsa.RSAPrivateKey) or key_weakness(key.public_key()) is not None:
         raise UsageError(f"{source}: the key must be RSA of at least {MIN_RSA_BITS} bits, not {_key_kind(key)}: the "
                          "note stays PDF 1.7 (PDF/A-3), and ECDSA or EdDSA in a PDF signature needs the ISO/TS 32002 "
                          "extension of PDF 2.0; make an RSA key with `gpu-audit keygen DIR`, or give a PKCS#12 "
@@ -165,12 +198,12 @@ def load_pem_identity(key_path: Path, cert_path: Path, passphrase: bytes | None 
     except Exception as exc:  # noqa: BLE001 - cryptography raises other types on some malformed or unsupported keys
         raise UsageError(f"{key_path}: cannot be loaded as a PEM private key ({type(exc).__name__})") from None
     try:
-        cert = x509.load_pem_x509_certificate(cert_data)
+        certs = x509.load_pem_x509_certificates(cert_data)  # the signer's, then its intermediates
     except ValueError:
         raise UsageError(f"{cert_path}: not a PEM certificate") from None
     if not allow_readable_key:  # after parsing: only a file that really holds a key is a secret to protect
         key_file.refuse_if_readable("private key file")
-    return _check_key(key, cert, str(key_path))
+    return replace(_check_key(key, certs[0], str(key_path)), chain=_check_chain(certs, str(cert_path)))
 
 
 def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable_key: bool = False) -> Identity:
@@ -181,7 +214,7 @@ def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable
     p12_file = read_key_file(path, "PKCS#12 file")
     data = p12_file.data
     try:
-        key, cert, _ = pkcs12.load_key_and_certificates(data, passphrase)
+        key, cert, others = pkcs12.load_key_and_certificates(data, passphrase)
     except ValueError:
         source = f"from ${PKCS12_PASSPHRASE_ENV} or the prompt" if passphrase is not None else \
             f"none given: set ${PKCS12_PASSPHRASE_ENV}"
@@ -192,7 +225,8 @@ def load_pkcs12_identity(path: Path, passphrase: bytes | None, *, allow_readable
         raise UsageError(f"{path} holds no private key with its certificate")
     if not allow_readable_key:
         p12_file.refuse_if_readable("PKCS#12 file (it holds the private key)")
-    return _check_key(key, cert, str(path))
+    identity = _check_key(key, cert, str(path))  # with the CA certificates it holds, as a chain from the signer's
+    return replace(identity, chain=_check_chain(_pkcs12_chain(cert, others), str(path)))
 
 
 def keygen(directory: Path, name: str, now: dt.datetime | None = None) -> tuple[Path, Path]:
@@ -288,7 +322,11 @@ def _pyhanko_signer(identity: Identity) -> Any:
     cert = asn1_x509.Certificate.load(identity.cert.public_bytes(serialization.Encoding.DER))
     key = asn1_keys.PrivateKeyInfo.load(identity.key.private_bytes(
         serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-    return LoadedKeySigner(signing_cert=cert, signing_key=key, cert_registry=SimpleCertificateStore.from_certs([cert]))
+    chain = [asn1_x509.Certificate.load(c.public_bytes(serialization.Encoding.DER)) for c in identity.chain]
+    # The CMS carries the signing certificate, and the intermediates of the registry: a certificate of the chain
+    # there too would be carried twice; a self-signed one (a root, the keygen certificate) is left out.
+    registry = SimpleCertificateStore.from_certs(chain or [cert])
+    return LoadedKeySigner(signing_cert=cert, signing_key=key, cert_registry=registry)
 
 
 def check_tsa_url(url: str) -> str:

@@ -31,12 +31,14 @@ from generator.core.termtext import counted, escape_terminal, quoted_words
 
 # What each identity problem says of the signer, for the `identity: FAILED` line; the bundle may still be intact.
 IDENTITY_REASONS = {
-    "untrusted-signer": "the signer is not the trust anchor",
+    "untrusted-signer": "the signer is not the trust anchor, nor does a chain it carries lead to it",
     "trust-is-own-signer": "the trust anchor is the bundle's own signer.pem, which proves nothing",
     "certificate-expired": "the signer's certificate had expired",
     "certificate-not-yet-valid": "the signer's certificate was not yet valid",
     "certificate-usage": "the anchor did not issue the signer's certificate for signing",
     "certificate-chain": "the chain from the signer's certificate to the anchor does not validate",
+    "certificate-names": "the name constraints on the chain to the anchor exclude a name on it",
+    "certificate-weak": "a key on the signer's chain is too weak, or a certificate is signed with a weak hash",
     "malformed-certificate": "the signer's certificate breaks RFC 5280",
     "unsigned": "the bundle is unsigned",
 }
@@ -117,6 +119,7 @@ class Report:
     signed: bool | None = None  # None: not known (MANIFEST.json unreadable)
     trust: Trust = field(default_factory=Trust)
     trusted: bool = False  # the signer is the trust anchor (or issued by the trusted certificate)
+    intermediates: list[x509.Certificate] = field(default_factory=list)  # between the signer and a CA anchor
     payload_files: int = 0
     tag_files: int = 0
     kind: str = "bundle"  # or "note": a decision-note.pdf verified on its own
@@ -199,8 +202,14 @@ def _anchor_lines(report: Report) -> list[str]:
     if trust.cert is None or anchor == report.signer_fingerprint:
         shown = "" if trust.cert is None else f": {show_fingerprint(anchor or '')}"
         return [f"identity: trusted: the signer is the trust anchor ({source}{shown})"]
+    between = [hashlib.sha256(c.public_bytes(serialization.Encoding.DER)).hexdigest() for c in report.intermediates]
+    between = [f for f in between if f not in (anchor, report.signer_fingerprint)]  # a chain file may hold its root
+    through = "".join(f"{', through' if i == 0 else ','} intermediate {show_fingerprint(f)}"
+                      for i, f in enumerate(between))
     return [f"identity: trusted: signer {show_fingerprint(report.signer_fingerprint or '')} issued by anchor "
-            f"{show_fingerprint(anchor or '')} ({source}), for signing, valid at the signing time and today",
+            f"{show_fingerprint(anchor or '')} ({source}){through}, for signing, valid at the signing time and today; "
+            "revocation NOT checked (verify uses no network: whether the CA revoked a certificate of the chain is "
+            "for its CRL or OCSP service to say)",
             words_line(trust.cert.subject.rfc4514_string(), "the anchor's own")]
 
 

@@ -38,6 +38,7 @@ from generator.bundle.bundlelayout import (
     tag_manifest_lists,
     walk_bundle,
 )
+from generator.bundle.certchain import in_order
 from generator.bundle.manifestdoc import ManifestDoc, read_manifest
 from generator.bundle.noteparse import parse_note
 from generator.bundle.notetrust import decision_id, trust_problem
@@ -45,7 +46,7 @@ from generator.bundle.signing import cert_fingerprint, verify_bytes
 from generator.bundle.verdict import Problem, Report, Trust, name_os_artefacts
 from generator.core.errors import UsageError
 from generator.core.limits import Limits, limit_message, resolve
-from generator.core.safefiles import open_regular
+from generator.core.safefiles import open_regular, read_key_file
 
 __all__ = ["Problem", "Report", "Trust", "load_trust", "verify_bundle"]
 SIGNATURE_CODES = frozenset({"bad-certificate", "bad-signature", "signer-mismatch"})  # MANIFEST.json's own
@@ -110,15 +111,15 @@ def _signer(bag: _Bag, doc: ManifestDoc, trust: Trust, allow_unsigned: bool) -> 
         return None
     cert_bytes = _read(bag, CERT_NAME)
     try:
-        if cert_bytes is None:
-            raise ValueError("missing")
-        cert = x509.load_pem_x509_certificate(cert_bytes)
+        chain = x509.load_pem_x509_certificates(cert_bytes or b"")  # the signer's, then its intermediates
+        cert, report.intermediates = chain[0], chain[1:]
     except ValueError:
         bag.problem("bad-certificate", CERT_NAME, "signer certificate missing or unreadable")
         return None
-    if cert_bytes != cert.public_bytes(serialization.Encoding.PEM):  # the unsigned file holds nothing else
-        bag.problem("bad-certificate", CERT_NAME, "signer.pem is not exactly one PEM certificate as gpu-audit "
-                    "writes it: other bytes lie before or after it")
+    if cert_bytes != b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain) or not in_order(chain):
+        bag.problem("bad-certificate", CERT_NAME, "signer.pem is not exactly one PEM certificate, then the "
+                    "intermediates that issued it, each once, as gpu-audit writes it: other bytes or certificates lie "
+                    "before, between or after them")
     fingerprint = cert_fingerprint(cert)
     report.signer, report.signer_fingerprint = cert.subject.rfc4514_string(), fingerprint
     if fingerprint != doc.signer_sha256:
@@ -330,7 +331,7 @@ def _verify_folder(root: Path, display: str, trust: Trust, allow_unsigned: bool,
         report.complete = False
         return report
     if cert is not None and trust.given:
-        problem = trust_problem(cert, trust, CERT_NAME, doc.created, bag.root)
+        problem = trust_problem(cert, trust, CERT_NAME, doc.created, bag.root, report.intermediates)
         if problem is not None:  # nothing an untrusted signer made is parsed
             report.problems.append(problem)
             report.complete = False
@@ -359,8 +360,6 @@ def load_trust(path: Path | None = None, fingerprint: str | None = None) -> Trus
         return Trust(fingerprint=parsed, source=f"--trust-fingerprint SHA256:{parsed}")
     if path is None:
         return Trust()
-    from generator.core.safefiles import read_key_file
-
     # A regular file of at most 1 MiB, opened without blocking: a FIFO or /dev/zero is refused at once.
     data = read_key_file(path, "trust certificate file").data
     try:

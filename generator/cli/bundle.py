@@ -207,7 +207,8 @@ def _add_build(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("-o", "--out", required=True, metavar="BUNDLE_DIR",
                    help="new bundle folder; a path ending in .zip writes one .zip file, as --zip")
     p.add_argument("--key", metavar="KEY.pem", help="RSA private key of 2048 bits or more (PEM)")
-    p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM)")
+    p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM), or its chain: that certificate first, "
+                   "then each intermediate CA up to the root (written into signer.pem and the note's signature)")
     p.add_argument("--pkcs12", metavar="FILE", help="key and certificate in one PKCS#12 file")
     p.add_argument("--unsigned", action="store_true", help="build without signatures (the note says so)")
     p.add_argument("--allow-readable-key", action="store_true",

@@ -30,10 +30,14 @@ VERIFY: tuple[Code, ...] = (
          "trust the certificate that issued the signer's, or the signer's own"),
     Code("certificate-expired", E, B, "the signer's certificate was valid at the signing time and is today",
          _SIGNER),
+    Code("certificate-names", E, B, "the name constraints on the path to the trust anchor allow the signer's name "
+         "and every intermediate's", "trust a CA whose name constraints cover the signer, or the signer's own"),
     Code("certificate-not-yet-valid", E, B, "the signer's certificate was already valid when it signed",
          _SIGNER),
     Code("certificate-period-unknown", E, B, "the signer's certificate's validity period can be read", _SIGNER),
     Code("certificate-usage", E, B, "the signer's key usage and extended key usage allow signing", _SIGNER),
+    Code("certificate-weak", E, B, "every key on the signer's path is RSA of 2048 bits or more (EC of 256), and no "
+         "certificate below the anchor is signed with SHA-1 or MD5", _SIGNER),
     Code("checksum-mismatch", E, B, "every file's SHA-256 is the one the signed manifest lists", _REBUILD),
     Code("decision-mismatch", E, B, "the decision.json embedded in the note is the bundle's, byte for byte",
          _REBUILD),

@@ -83,7 +83,8 @@ AUDIT: tuple[Code, ...] = (
     Code("synthetic-data-mismatch", E, S, "the protocol's synthetic_data agrees with every measurement",
          "write synthetic_data as the figures are"),
     Code("tariff-not-catalogue", E, S, "a published price is the catalogue snapshot's unchanged, or the provider's "
-         "with its source (the Lab archive's manifest, or a quote or page named in the source column)",
+         "with its source (the Lab archive's manifest, or a quote or page named in the source column; a source of "
+         "only blanks or invisible characters names nothing)",
          "copy the catalogue's price, name the provider's source, or mark the price illustrative"),
     Code("package-longer-than-needed", W, C, "the smallest package that covers the window is the package really "
          "needed: a longer one is named, with the difference in money", "say in the protocol's notes why the longer "

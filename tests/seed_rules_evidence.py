@@ -1,0 +1,21 @@
+"""Issue 47's seed rules (nothing missing is read as consent), in the form of tests/seed_rules.py;
+test_seed_rules.py runs them. The prices here are test figures written by the tests, not a provider's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from seed_rules import TARIFFS, SeedRule, Where
+from seed_rules_prices import _SOURCE, _rent_spot
+
+
+def m_source_blank(c: Path) -> list[Where]:
+    # a source cell of a no-break space, a zero-width space and a BOM shows nothing: it is no source
+    _rent_spot(c, "\u00a0\u200b\ufeff")
+    return [Where(TARIFFS, 4, "source")]
+
+
+RULES: list[SeedRule] = [
+    SeedRule("price-source-blank", "a published price's source that holds only blanks or invisible characters "
+             "names nothing: it is no source", _SOURCE, "tariff-not-catalogue", m_source_blank, protect="withheld"),
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seed_rules import TARIFFS, SeedRule, Where
+from seed_rules import PROTOCOL, TARIFFS, A, P, SeedRule, Where, edit_protocol
 from seed_rules_prices import _SOURCE, _rent_spot
 
 
@@ -18,4 +18,18 @@ def m_source_blank(c: Path) -> list[Where]:
 RULES: list[SeedRule] = [
     SeedRule("price-source-blank", "a published price's source that holds only blanks or invisible characters "
              "names nothing: it is no source", _SOURCE, "tariff-not-catalogue", m_source_blank, protect="withheld"),
+]
+
+
+def m_direction_contradicts_metric(c: Path) -> list[Where]:
+    # macro-F1 is a score (1: every text right); registered lower_is_better it would reject every good run
+    edit_protocol(c, lambda p: p["quality"].update(direction="lower_is_better"))
+    return [Where(PROTOCOL, None, "/quality/direction")]
+
+
+RULES += [
+    SeedRule("quality-direction-of-metric", "the registered direction is the metric's own: a score registered "
+             "lower_is_better is a protocol error, not every run rejected",
+             f"{P} §1; {A} 'Festlegen, was als akzeptiertes Ergebnis zählt'", "quality-direction-contradicts-metric",
+             m_direction_contradicts_metric, protect="withheld"),
 ]

@@ -1,5 +1,5 @@
 """Rules on protocol.json that need more than its schema: the paths it names, its window times, its classes, its
-measurement links, its rentals and resume variants."""
+measurement links, its rentals and resume variants, its quality direction."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.recompute import cost
 from generator.audit.textsafety import FORMULA, FORMULA_FIX, FORMULA_RULE, formula_like, visible
+from generator.core.metrics import DIRECTIONS
 
 FILE_ROLES = {"expected_ids": "expected IDs", "reference": "reference", "raw_results": "raw results",
               "tariffs": "tariffs"}
@@ -155,3 +156,20 @@ def check_resumes(protocol: Protocol, file: str, out: list[Finding]) -> None:
                 field=f"/experiments/{i}/variants/{j}/resume/of", value=v.resume.of, rule=_RESUME_RULE,
                 fix=f"name in resume.of the variant whose interrupted attempts {v.id} resumes (one of: "
                     f"{', '.join(sorted(plain)) or 'none'})"))
+
+
+def check_direction(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """The registered direction is the metric's own: a score registered lower_is_better would reject every run
+    that does well (and accept one that does badly), silently; the protocol is refused instead."""
+    quality = protocol.quality
+    own = DIRECTIONS.get(quality.metric)
+    if own is None or quality.direction == own:
+        return
+    out.append(make_finding(
+        "quality-direction-contradicts-metric", Severity.ERROR, file,
+        f"quality.direction is {quality.direction}, but {quality.metric} is {own.replace('_', ' ')} (1 is every "
+        "text right): every run that does well would be rejected", field="/quality/direction",
+        claimed=quality.direction, recomputed=own,
+        rule="the registered direction is the metric's: accuracy, macro_f1 and weighted_f1 are higher_is_better",
+        fix=f'write "direction": "{own}" in protocol.json\'s quality, with the threshold as the lowest acceptable '
+            "value"))

@@ -234,6 +234,9 @@ AUDIT: tuple[Code, ...] = (
     Code("peak-below-baseline", E, C, "a memory peak is at least the baseline",
          "record the absolute peak after resetting the peak statistics"),
     Code("phase-order", E, C, "a measurement's phases follow the Lab's order", "write the phases in the Lab's order"),
+    Code("quality-direction-contradicts-metric", E, S, "the registered quality direction is the metric's own: "
+         "accuracy, macro_f1 and weighted_f1 are higher_is_better",
+         "write direction higher_is_better, with the threshold as the lowest acceptable value"),
     Code("quality-value-mismatch", E, C, "quality_value is the registered metric recomputed from the predictions",
          "recompute the metric from the prediction file against the reference"),
     Code("resume-not-declared", E, C, "a resumed attempt belongs to a declared resume variant, never to the variant "

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seed_rules import PROTOCOL, TARIFFS, A, P, SeedRule, Where, edit_protocol
+from seed_rules import PROTOCOL, RTX_ALL, TARIFFS, A, P, SeedRule, Where, edit_protocol
 from seed_rules_prices import _SOURCE, _rent_spot
+from seed_rules_runs import _retime
 
 
 def m_source_blank(c: Path) -> list[Where]:
@@ -32,4 +33,18 @@ RULES += [
              "lower_is_better is a protocol error, not every run rejected",
              f"{P} §1; {A} 'Festlegen, was als akzeptiertes Ergebnis zählt'", "quality-direction-contradicts-metric",
              m_direction_contradicts_metric, protect="withheld"),
+]
+
+
+def m_order_absent_blocked(c: Path) -> list[Where]:
+    # the runs blocked by variant (b1 1..5, b4 1..5, b8 1..5) and no order registered: the order rule had
+    # nothing to check, and the blocked runs passed
+    edit_protocol(c, lambda p: p["experiments"][0].pop("order"))
+    _retime(c, [(v, r) for v in ("b1", "b4", "b8") for r in range(1, 6)])
+    return [Where(PROTOCOL, None, "/experiments/0/order")]
+
+
+RULES += [
+    SeedRule("order-registered", "every experiment registers its run order: an absent order is an error, not the "
+             "order rule switched off", f"{P} §3", "run-order-missing", m_order_absent_blocked, targets=RTX_ALL),
 ]

@@ -1,5 +1,5 @@
 """Rules on protocol.json that need more than its schema: the paths it names, its window times, its classes, its
-measurement links, its rentals and resume variants, its quality direction."""
+measurement links, its rentals and resume variants, its quality direction, each experiment's run order."""
 
 from __future__ import annotations
 
@@ -173,3 +173,19 @@ def check_direction(protocol: Protocol, file: str, out: list[Finding]) -> None:
         rule="the registered direction is the metric's: accuracy, macro_f1 and weighted_f1 are higher_is_better",
         fix=f'write "direction": "{own}" in protocol.json\'s quality, with the threshold as the lowest acceptable '
             "value"))
+
+
+def check_run_order(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """Every experiment registers its run order: without one, runs blocked by variant (b1 b1 ... b4 ... b8) could
+    not be told from rotated ones, and drift in time could favour a variant unseen."""
+    for i, exp in enumerate(protocol.experiments):
+        if exp.order is not None:
+            continue
+        out.append(make_finding(
+            "run-order-missing", Severity.ERROR, file, f"experiment {exp.id!r} registers no run order (its order "
+            "field is absent): nothing says which order its warm runs were to follow, so none can be checked",
+            field=f"/experiments/{i}/order",
+            rule="each experiment registers its run order before the runs: rotated, or drawn with its sequence",
+            fix=f'register "order": "rotated" in experiment {exp.id!r} (1-4-8, 4-8-1, 8-1-4, ...), or the order '
+                'that was followed ("drawn" with its drawn_sequence); an order chosen after the runs is no order: '
+                "measure again after registering it if the runs followed none"))

@@ -256,6 +256,8 @@ AUDIT: tuple[Code, ...] = (
     Code("run-after-deadline", E, C, "a run ends before the campaign's deadline", "measure again inside the window"),
     Code("run-before-registration", E, C, "a run starts after the protocol's registration",
          "measure again after registering the protocol"),
+    Code("run-order-missing", E, C, "each experiment registers its run order: rotated, or drawn with its sequence",
+         "register order rotated, or the order that was followed"),
     Code("run-order-not-registered", E, C, "the runs follow the registered run order",
          "run the campaign again in the registered order"),
     Code("run-outside-window", E, C, "a run lies inside the campaign window", "measure again inside the window"),

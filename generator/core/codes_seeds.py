@@ -105,6 +105,7 @@ SEEDS: dict[str, str] = {
         "003 'Festlegen, was als akzeptiertes Ergebnis zählt'"),
     "run-after-deadline": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "run-before-registration": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
+    "run-order-missing": "000/001/002 §3",
     "run-order-not-registered": "000/001/002 §3",
     "run-outside-window": (
         "003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, Aufwärmphase und gemessenen Durchlauf "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seed_rules import PROTOCOL, RTX_ALL, TARIFFS, A, P, SeedRule, Where, edit_protocol
+from seed_rules import PROTOCOL, RTX, RTX_ALL, TARIFFS, A, P, SeedRule, Where, edit_json, edit_protocol, meas, set_rows
 from seed_rules_prices import _SOURCE, _rent_spot
 from seed_rules_runs import _retime
 
@@ -47,4 +47,20 @@ def m_order_absent_blocked(c: Path) -> list[Where]:
 RULES += [
     SeedRule("order-registered", "every experiment registers its run order: an absent order is an error, not the "
              "order rule switched off", f"{P} §3", "run-order-missing", m_order_absent_blocked, targets=RTX_ALL),
+]
+
+
+def m_moving_revision(c: Path) -> list[Where]:
+    # the RTX series registers, runs and records the model as `main`: a branch, whose weights move under the name
+    edit_protocol(c, lambda p: p["experiments"][0]["fixed"].update(model_revision="main"))
+    set_rows(c, RTX, None, model_revision="main")
+    for v in ("b1", "b4", "b8"):
+        edit_json(c, meas(RTX, v), lambda d: d["model"].update(revision="main"))
+    return [Where(PROTOCOL, None, "/experiments/0/fixed/model_revision")]
+
+
+RULES += [
+    SeedRule("revision-immutable", "a model or tokenizer revision is immutable (a commit or a checksum), never a "
+             "moving name such as main", f"{P} §1, §4 model_revision, tokenizer_revision", "revision-not-immutable",
+             m_moving_revision, targets=RTX_ALL),
 ]

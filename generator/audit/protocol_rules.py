@@ -1,7 +1,10 @@
 """Rules on protocol.json that need more than its schema: the paths it names, its window times, its classes, its
-measurement links, its rentals and resume variants, its quality direction, each experiment's run order."""
+measurement links, its rentals and resume variants, its quality direction, each experiment's run order, and its
+model and tokenizer revisions (immutable)."""
 
 from __future__ import annotations
+
+import re
 
 from generator.audit.campaign import DEFAULT_FILES, CampaignFolder, template_example
 from generator.audit.findings import Finding, Severity, make_finding
@@ -189,3 +192,42 @@ def check_run_order(protocol: Protocol, file: str, out: list[Finding]) -> None:
             fix=f'register "order": "rotated" in experiment {exp.id!r} (1-4-8, 4-8-1, 8-1-4, ...), or the order '
                 'that was followed ("drawn" with its drawn_sequence); an order chosen after the runs is no order: '
                 "measure again after registering it if the runs followed none"))
+
+
+# The immutable forms of a model or tokenizer revision: a 40-hex commit (the Hub's snapshot), the SHA-256 of one file
+# or of the `sha256sum` listing of several (what `campaign run` writes: generator/gpu/hfmodel.files_revision), the
+# reference classifier's tokenisation (generator/gpu/textclf.tokenizer_revision), and a model that tokenises
+# itself (generator/gpu/campaign_inputs.EntryPoint), whose model revision is then the one that pins it.
+_IMMUTABLE = {
+    "model_revision": re.compile(r"[0-9a-f]{40}|sha256(?:sum)?:[0-9a-f]{64}", re.ASCII),
+    "tokenizer_revision": re.compile(r"[0-9a-f]{40}|sha256(?:sum)?:[0-9a-f]{64}"
+                                     r"|hashed-words-crc32-uni\+bigram-v1-b[0-9]+-c[0-9]+"
+                                     r"|[A-Za-z_][\w.]*:[A-Za-z_]\w* \(tokenises itself\)",
+                                     re.ASCII)}
+# Names that move: a branch, a tag or a version number points at other weights tomorrow.
+_MOVING = re.compile(r"(?i)refs/.*|main|master|head|latest|trunk|dev(elop(ment)?)?|stable|nightly|default|release"
+                     r"|current|tip|v[0-9]+(\.[0-9]+)*([-.+][a-z0-9.]+)?|[0-9]+(\.[0-9]+)+([-.+][a-z0-9.]+)?|[0-9]{1,4}",
+                     re.ASCII)
+_REVISION_FIX = ("write the 40-hex commit the files were downloaded at (the Hub snapshot folder's name), "
+                 "sha256:<64 hex> of the weights file, or sha256sum:<64 hex> of the `sha256sum` listing of its files "
+                 "(what `gpu-audit campaign run` writes), in protocol.json, the grid and the measurements alike")
+
+
+def check_revisions(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """Each experiment's model and tokenizer revisions are immutable: a moving name (main, latest, v1) is an error
+    wherever it is written; a synthetic campaign (synthetic_data true) may name its stand-ins, never by a moving
+    name, since nothing else it writes is a measurement of a real model."""
+    for i, exp in enumerate(protocol.experiments):
+        for key, pattern in _IMMUTABLE.items():
+            value: str = getattr(exp.fixed, key)
+            moving = _MOVING.fullmatch(value.strip()) is not None
+            if pattern.fullmatch(value) or (protocol.synthetic_data and not moving and value.strip()):
+                continue
+            why = ("a name that moves: the files it points at change without the name changing" if moving else
+                   "not an immutable revision: nothing proves which files it names")
+            out.append(make_finding(
+                "revision-not-immutable", Severity.ERROR, file, f"experiment {exp.id!r} registers fixed.{key} "
+                f"{visible(value)!r}, {why}", field=f"/experiments/{i}/fixed/{key}", value=value,
+                rule="a model or tokenizer revision is immutable: a 40-hex commit, sha256:<64 hex>, sha256sum:<64 "
+                     "hex>, or the forms `campaign run` writes",
+                fix=_REVISION_FIX))

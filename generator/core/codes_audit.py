@@ -256,6 +256,9 @@ AUDIT: tuple[Code, ...] = (
     Code("run-after-deadline", E, C, "a run ends before the campaign's deadline", "measure again inside the window"),
     Code("run-before-registration", E, C, "a run starts after the protocol's registration",
          "measure again after registering the protocol"),
+    Code("revision-not-immutable", E, C, "a model or tokenizer revision is immutable: a 40-hex commit, "
+         "sha256:<64 hex>, sha256sum:<64 hex>, or the forms `campaign run` writes, never a moving name such as main",
+         "write the commit or the SHA-256 of the files the runs loaded"),
     Code("run-order-missing", E, C, "each experiment registers its run order: rotated, or drawn with its sequence",
          "register order rotated, or the order that was followed"),
     Code("run-order-not-registered", E, C, "the runs follow the registered run order",

@@ -105,6 +105,7 @@ SEEDS: dict[str, str] = {
         "003 'Festlegen, was als akzeptiertes Ergebnis zählt'"),
     "run-after-deadline": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "run-before-registration": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
+    "revision-not-immutable": "000/001/002 §1, §4 model_revision, tokenizer_revision",
     "run-order-missing": "000/001/002 §3",
     "run-order-not-registered": "000/001/002 §3",
     "run-outside-window": (

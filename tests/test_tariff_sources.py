@@ -67,6 +67,7 @@ def test_another_extra_column_is_still_unknown(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("row", "source", "code", "words"), [
     ("h200,H200,7,123400,1,2026-11-30,published", QUOTE, 0, f"the provider's, as given by the signer: {QUOTE}"),
     ("h200,H200,7,123400,1,2026-11-30,published", "", 2, "names no source"),
+    ("h200,H200,7,123400,1,2026-11-30,published", "\u00a0\t ", 2, "'<U+00A0><U+0009> ', which names nothing"),
     ("h200,H200,7,123400,1,2026-11-30,illustrative", "", 0, "illustrative, not a price this decision can use"),
 ])
 def test_cost_applies_the_rule_check_applies(tmp_path: Path, run_cli: Callable[..., CliResult], row: str,

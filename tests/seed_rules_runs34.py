@@ -81,7 +81,9 @@ def _order_experiment(c: Path, grouped_records: str = LENGTH_ORDER) -> None:
                    variants=[{"id": "ids", "value": ID_ORDER, "measurement": meas(ORDER, "ids")},
                              {"id": "by-length", "value": LENGTH_ORDER, "measurement": meas(ORDER, "by-length")}])
         exp["fixed"].update(batch=4, input_order=None)
-        exp.pop("order")  # two copies of one series: their start times prove no rotation
+        # two copies of one series, a day apart: the order followed is every ids run, then every by-length run
+        runs = exp["runs_per_variant"]
+        exp.update(order="drawn", drawn_sequence=["ids"] * runs + ["by-length"] * runs)
         p["experiments"].append(exp)
 
     edit_protocol(c, add)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import GRID, set_cell
+from conftest import EXAMPLE, GRID, set_cell
 
 from generator.audit.check import check_campaign
 from generator.audit.findings import Finding, Severity
@@ -300,3 +300,37 @@ def test_the_clean_examples_have_no_text_findings() -> None:
                                                        "window-time-nonexistent", "window-time-ambiguous",
                                                        "path-outside-campaign"}]
 
+
+
+# ------------------------------------------------------------------- issue 47: the quality direction
+
+
+@pytest.mark.parametrize("metric", ["macro_f1", "accuracy", "weighted_f1"])
+@pytest.mark.parametrize("direction", ["higher_is_better", "lower_is_better"])
+def test_a_direction_contradicting_the_metric_is_a_protocol_error(metric: str, direction: str) -> None:
+    from generator.audit.inputs.protocol import Protocol
+    from generator.audit.protocol_rules import check_direction
+    from generator.core.metrics import DIRECTIONS
+
+    proto = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))
+    proto["quality"].update(metric=metric, direction=direction)
+    out: list[Finding] = []
+    check_direction(Protocol.of(proto), "protocol.json", out)
+    assert set(DIRECTIONS) == {"macro_f1", "accuracy", "weighted_f1"}  # a new metric registers its direction
+    if direction == "higher_is_better":
+        assert out == []
+        return
+    (only,) = out
+    assert (only.code, only.severity, only.file, only.field) == (
+        "quality-direction-contradicts-metric", Severity.ERROR, "protocol.json", "/quality/direction")
+    assert (only.claimed, only.recomputed) == ("lower_is_better", "higher_is_better")
+    assert metric in only.message and "lower_is_better" in only.message and "higher_is_better" in (only.fix or "")
+
+
+def test_a_lower_is_better_protocol_is_refused_not_every_run_rejected(campaign: Path) -> None:
+    proto = _protocol(campaign)
+    proto["quality"]["direction"] = "lower_is_better"
+    _write_protocol(campaign, proto)
+    findings = validate_campaign(campaign).findings
+    assert _where(findings, "quality-direction-contradicts-metric") == [
+        ("error", "protocol.json", None, "/quality/direction")]

@@ -180,3 +180,25 @@ def test_runs_that_touch_do_not_overlap() -> None:
     assert codes(protocol, docs) == []
     warm1["started_at"] = _in_offset(before["started_at"], 3)  # the same instant as b1's start, another offset
     assert "runs-overlap" in codes(protocol, docs)
+
+
+# ------------------------------------------------------------------------------- issue 47: the order registered
+
+
+def test_an_experiment_without_its_order_is_an_error_naming_it_and_the_field(tmp_path: Path) -> None:
+    # the example's B200 runs are rotated, yet without a registered order nothing says they had to be
+    from generator.audit.validate import validate_campaign
+
+    folder = copy_example(tmp_path)
+    edit_protocol(folder, lambda p: p["experiments"][1].pop("order"))
+    found = [f for f in validate_campaign(folder).findings if f.is_error]
+    where = [(f.code, f.file, f.field) for f in found]
+    assert where == [("run-order-missing", "protocol.json", "/experiments/1/order")]
+    assert "'b200-batch'" in found[0].message and "None" not in found[0].message
+    assert '"order": "rotated"' in (found[0].fix or "") and "drawn_sequence" in (found[0].fix or "")
+
+
+def test_every_committed_campaign_registers_its_order() -> None:
+    for name in ("example", "h200-campaign", "minilm-campaign"):
+        protocol = load(REPO / "inputs" / name / "protocol.json")
+        assert all(e.get("order") in ("rotated", "drawn") for e in protocol["experiments"]), name

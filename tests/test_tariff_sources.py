@@ -11,6 +11,7 @@ import pytest
 from conftest import REPO, CliResult
 
 from generator.audit.check import check_campaign
+from generator.audit.tariffrules import Price, as_written, price_source, published_catalogue, row_findings
 
 H200 = REPO / "inputs" / "h200-campaign"
 HEADER = "gpu,model_name,duration_days,price_per_lot_usd_minor,gpus_per_lot,snapshot_date,price_status"
@@ -66,6 +67,7 @@ def test_another_extra_column_is_still_unknown(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("row", "source", "code", "words"), [
     ("h200,H200,7,123400,1,2026-11-30,published", QUOTE, 0, f"the provider's, as given by the signer: {QUOTE}"),
     ("h200,H200,7,123400,1,2026-11-30,published", "", 2, "names no source"),
+    ("h200,H200,7,123400,1,2026-11-30,published", "\u00a0\t ", 2, "'<U+00A0><U+0009> ', which names nothing"),
     ("h200,H200,7,123400,1,2026-11-30,illustrative", "", 0, "illustrative, not a price this decision can use"),
 ])
 def test_cost_applies_the_rule_check_applies(tmp_path: Path, run_cli: Callable[..., CliResult], row: str,
@@ -135,3 +137,37 @@ def test_invoice_check_commits_one_package_per_period() -> None:
     assert [(c.gpu, c.days, c.lots, c.total_usd_minor, c.price_source) for c in committed] == [
         ("rtx-4090", 7, 1, 11000, "catalogue"), ("rtx-4090", 3, 1, 5000, "provider")]
     assert other_expenses(decision) == [("egress", 900)]
+
+
+BLANKS = [" ", "\t", "  \t ", "\u00a0", "\u200b", "\ufeff", "\u2007\u202f", "\u3000", "\u2060", "\u00ad", "\u3164"]
+
+
+@pytest.mark.parametrize("source", BLANKS, ids=[ascii(s) for s in BLANKS])
+def test_a_source_of_blanks_and_invisible_characters_is_no_source(source: str) -> None:
+    # issue 47: a cell that shows nothing names nothing; the finding shows the cell as the file writes it
+    price = Price("h200", 7, 123400, 1, "2026-11-30", "published", source)
+    assert price_source(price, published_catalogue(), None) is None
+    [finding] = row_findings(price, 4, "tarifs-forfaits.csv", published_catalogue(), None)
+    assert (finding.code, finding.line, finding.field) == ("tariff-not-catalogue", 4, "source")
+    assert finding.claimed == as_written(source) and "<U+" in finding.claimed or set(source) == {" "}
+    assert "U+" in finding.message or set(source) == {" "}
+    assert "\u200b" not in finding.message and "None" not in finding.message
+
+
+@pytest.mark.parametrize("source", ["Q", "\u200bQ\u00a0", "\u00e9", "\u4ef7"])
+def test_a_source_of_one_visible_character_is_a_source(source: str) -> None:
+    price = Price("h200", 7, 123400, 1, "2026-11-30", "published", source)
+    assert price_source(price, published_catalogue(), None) == ("provider", source)
+    assert row_findings(price, 4, "tarifs-forfaits.csv", published_catalogue(), None) == []
+
+
+def test_a_blank_source_in_the_campaign_withholds_and_one_character_answers(tmp_path: Path) -> None:
+    row = "h200,H200,7,123400,1,2026-11-30,published"
+    result = check_campaign(_h200(tmp_path / "blank", row, "\u00a0 \u200b"))
+    [finding] = [f for f in result.errors if f.code == "tariff-not-catalogue"]
+    assert (finding.file, finding.line, finding.field) == ("tarifs-forfaits.csv", 4, "source")
+    assert "'<U+00A0> <U+200B>'" in finding.message, finding.message
+    assert result.decision["decision"]["status"] == "withheld"
+    result = check_campaign(_h200(tmp_path / "one", row, "Q"))
+    assert not result.errors, result.errors
+    assert result.decision["experiments"][0]["package"]["price_source_detail"] == "Q"

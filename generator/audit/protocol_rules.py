@@ -1,13 +1,17 @@
 """Rules on protocol.json that need more than its schema: the paths it names, its window times, its classes, its
-measurement links, its rentals and resume variants."""
+measurement links, its rentals and resume variants, its quality direction, each experiment's run order, and its
+model and tokenizer revisions (immutable)."""
 
 from __future__ import annotations
+
+import re
 
 from generator.audit.campaign import DEFAULT_FILES, CampaignFolder, template_example
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.recompute import cost
 from generator.audit.textsafety import FORMULA, FORMULA_FIX, FORMULA_RULE, formula_like, visible
+from generator.core.metrics import DIRECTIONS
 
 FILE_ROLES = {"expected_ids": "expected IDs", "reference": "reference", "raw_results": "raw results",
               "tariffs": "tariffs"}
@@ -155,3 +159,75 @@ def check_resumes(protocol: Protocol, file: str, out: list[Finding]) -> None:
                 field=f"/experiments/{i}/variants/{j}/resume/of", value=v.resume.of, rule=_RESUME_RULE,
                 fix=f"name in resume.of the variant whose interrupted attempts {v.id} resumes (one of: "
                     f"{', '.join(sorted(plain)) or 'none'})"))
+
+
+def check_direction(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """The registered direction is the metric's own: a score registered lower_is_better would reject every run
+    that does well (and accept one that does badly), silently; the protocol is refused instead."""
+    quality = protocol.quality
+    own = DIRECTIONS.get(quality.metric)
+    if own is None or quality.direction == own:
+        return
+    out.append(make_finding(
+        "quality-direction-contradicts-metric", Severity.ERROR, file,
+        f"quality.direction is {quality.direction}, but {quality.metric} is {own.replace('_', ' ')} (1 is every "
+        "text right): every run that does well would be rejected", field="/quality/direction",
+        claimed=quality.direction, recomputed=own,
+        rule="the registered direction is the metric's: accuracy, macro_f1 and weighted_f1 are higher_is_better",
+        fix=f'write "direction": "{own}" in protocol.json\'s quality, with the threshold as the lowest acceptable '
+            "value"))
+
+
+def check_run_order(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """Every experiment registers its run order: without one, runs blocked by variant (b1 b1 ... b4 ... b8) could
+    not be told from rotated ones, and drift in time could favour a variant unseen."""
+    for i, exp in enumerate(protocol.experiments):
+        if exp.order is not None:
+            continue
+        out.append(make_finding(
+            "run-order-missing", Severity.ERROR, file, f"experiment {exp.id!r} registers no run order (its order "
+            "field is absent): nothing says which order its warm runs were to follow, so none can be checked",
+            field=f"/experiments/{i}/order",
+            rule="each experiment registers its run order before the runs: rotated, or drawn with its sequence",
+            fix=f'register "order": "rotated" in experiment {exp.id!r} (1-4-8, 4-8-1, 8-1-4, ...), or the order '
+                'that was followed ("drawn" with its drawn_sequence); an order chosen after the runs is no order: '
+                "measure again after registering it if the runs followed none"))
+
+
+# The immutable forms of a model or tokenizer revision: a 40-hex commit (the Hub's snapshot), the SHA-256 of one file
+# or of the `sha256sum` listing of several (what `campaign run` writes: generator/gpu/hfmodel.files_revision), the
+# reference classifier's tokenisation (generator/gpu/textclf.tokenizer_revision), and a model that tokenises
+# itself (generator/gpu/campaign_inputs.EntryPoint), whose model revision is then the one that pins it.
+_IMMUTABLE = {
+    "model_revision": re.compile(r"[0-9a-f]{40}|sha256(?:sum)?:[0-9a-f]{64}", re.ASCII),
+    "tokenizer_revision": re.compile(r"[0-9a-f]{40}|sha256(?:sum)?:[0-9a-f]{64}"
+                                     r"|hashed-words-crc32-uni\+bigram-v1-b[0-9]+-c[0-9]+"
+                                     r"|[A-Za-z_][\w.]*:[A-Za-z_]\w* \(tokenises itself\)",
+                                     re.ASCII)}
+# Names that move: a branch, a tag or a version number points at other weights tomorrow.
+_MOVING = re.compile(r"(?i)refs/.*|main|master|head|latest|trunk|dev(elop(ment)?)?|stable|nightly|default|release"
+                     r"|current|tip|v[0-9]+(\.[0-9]+)*([-.+][a-z0-9.]+)?|[0-9]+(\.[0-9]+)+([-.+][a-z0-9.]+)?|[0-9]{1,4}",
+                     re.ASCII)
+_REVISION_FIX = ("write the 40-hex commit the files were downloaded at (the Hub snapshot folder's name), "
+                 "sha256:<64 hex> of the weights file, or sha256sum:<64 hex> of the `sha256sum` listing of its files "
+                 "(what `gpu-audit campaign run` writes), in protocol.json, the grid and the measurements alike")
+
+
+def check_revisions(protocol: Protocol, file: str, out: list[Finding]) -> None:
+    """Each experiment's model and tokenizer revisions are immutable: a moving name (main, latest, v1) is an error
+    wherever it is written; a synthetic campaign (synthetic_data true) may name its stand-ins, never by a moving
+    name, since nothing else it writes is a measurement of a real model."""
+    for i, exp in enumerate(protocol.experiments):
+        for key, pattern in _IMMUTABLE.items():
+            value: str = getattr(exp.fixed, key)
+            moving = _MOVING.fullmatch(value.strip()) is not None
+            if pattern.fullmatch(value) or (protocol.synthetic_data and not moving and value.strip()):
+                continue
+            why = ("a name that moves: the files it points at change without the name changing" if moving else
+                   "not an immutable revision: nothing proves which files it names")
+            out.append(make_finding(
+                "revision-not-immutable", Severity.ERROR, file, f"experiment {exp.id!r} registers fixed.{key} "
+                f"{visible(value)!r}, {why}", field=f"/experiments/{i}/fixed/{key}", value=value,
+                rule="a model or tokenizer revision is immutable: a 40-hex commit, sha256:<64 hex>, sha256sum:<64 "
+                     "hex>, or the forms `campaign run` writes",
+                fix=_REVISION_FIX))

@@ -9,6 +9,7 @@ gpu-audit never takes a price on the word "published" alone.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from generator.audit.findings import Finding, Severity, make_finding
@@ -18,6 +19,11 @@ CATALOGUE, PROVIDER, ILLUSTRATIVE = "catalogue", "provider", "illustrative"
 LAB_MANIFEST = "lab-manifest"  # the source of a provider price whose tariffs file the Lab's manifest proves
 PRICE_COLUMNS = ("price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date")
 E = Severity.ERROR
+# Characters that show nothing: whitespace, controls, format characters (U+200B, U+FEFF, ...), separators,
+# and the default-ignorable fillers and selectors a cell can hold instead of a word.
+_BLANK_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+_BLANK_OTHERS = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+                          + "".join(chr(c) for c in range(0xFE00, 0xFE10)))
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,17 @@ class ManifestProof:
     proven: bool
 
 
+def blank(text: str | None) -> bool:
+    """Whether a cell names nothing: empty, or only whitespace and characters that show nothing."""
+    return text is None or all(c.isspace() or c in _BLANK_OTHERS or unicodedata.category(c) in _BLANK_CATEGORIES
+                               for c in text)
+
+
+def as_written(text: str) -> str:
+    """A blank cell as the file writes it, every character but the plain space shown as `<U+00A0>`."""
+    return "".join(c if c == " " else f"<U+{ord(c):04X}>" for c in text)
+
+
 def price_of(row: TariffRow) -> Price | None:
     """A tariff row's terms; None when one is missing (the schema's finding already)."""
     if row.gpu is None or row.duration_days is None or row.price_per_lot_usd_minor is None \
@@ -67,14 +84,15 @@ def published_catalogue() -> dict[tuple[str, int], Price]:
 def price_source(price: Price, catalogue: dict[tuple[str, int], Price], proof: ManifestProof | None
                  ) -> tuple[str, str | None] | None:
     """(kind, source) of a price: catalogue (its snapshot date), provider (the Lab manifest or the source named),
-    illustrative; None for a published price with no source, which is an error."""
+    illustrative; None for a published price with no source (or one of only blanks and invisible characters),
+    which is an error."""
     if price.price_status == ILLUSTRATIVE:
         return ILLUSTRATIVE, None
     if (price.gpu, price.duration_days) in catalogue:
         return CATALOGUE, catalogue[(price.gpu, price.duration_days)].snapshot_date
     if proof is not None and proof.proven:
         return PROVIDER, LAB_MANIFEST
-    if price.source:
+    if not blank(price.source):
         return PROVIDER, price.source
     return None
 
@@ -85,6 +103,18 @@ def _finding(file: str, line: int, column: str, message: str, fix: str, claimed:
                         recomputed=recomputed, fix=fix,
                         rule="a published price is the catalogue snapshot's unchanged, or the provider's with its "
                              "source; gpu-audit never invents one")
+
+
+def _no_source(price: Price, line: int, file: str) -> Finding:
+    """A published price the catalogue does not hold, with no source or a blank one."""
+    written = price.source or ""
+    names = f"a source cell of {as_written(written)!r}, which names nothing" if written else "no source"
+    return _finding(file, line, "source", f"{price.gpu} for {price.duration_days} days is marked published, but the "
+                    f"catalogue snapshot publishes no such price and the row names {names}",
+                    "write where the provider publishes it in the source column (a quote number, or a URL with the "
+                    "date you read it), prove the tariffs file with the Lab archive's MANIFEST.json (protocol "
+                    "files.lab_manifest), or mark the row illustrative",
+                    as_written(written) if written else "published", "a source")
 
 
 def row_findings(price: Price, line: int, file: str, catalogue: dict[tuple[str, int], Price],
@@ -98,11 +128,7 @@ def row_findings(price: Price, line: int, file: str, catalogue: dict[tuple[str, 
     if known is None:
         if price_source(price, catalogue, proof) is not None:
             return []
-        return [_finding(file, line, "source", f"{price.gpu} for {price.duration_days} days is marked published, but "
-                         "the catalogue snapshot publishes no such price and the row names no source",
-                         "write where the provider publishes it in the source column (a quote number, or a URL "
-                         "with the date you read it), prove the tariffs file with the Lab archive's MANIFEST.json "
-                         "(protocol files.lab_manifest), or mark the row illustrative", "published", "a source")]
+        return [_no_source(price, line, file)]
     where = "the Lab archive's manifest proves this file, and " if proven and price.price_status != "published" else ""
     return [_finding(file, line, column, f"{column} {price.terms(column)!r} of {price.gpu} for {price.duration_days} "
                      f"days: {where}the catalogue snapshot of {known.snapshot_date} says {known.terms(column)!r}",

@@ -52,6 +52,9 @@ def _check_protocol(protocol: Protocol, file: str, out: list[Finding],
     protocol_rules.check_measurement_links(protocol, file, out)
     protocol_rules.check_rentals(protocol, file, out)
     protocol_rules.check_resumes(protocol, file, out)
+    protocol_rules.check_direction(protocol, file, out)
+    protocol_rules.check_run_order(protocol, file, out)
+    protocol_rules.check_revisions(protocol, file, out)
     _check_experiments(protocol, file, out)
     _check_times(protocol, file, out)
 

@@ -83,7 +83,8 @@ AUDIT: tuple[Code, ...] = (
     Code("synthetic-data-mismatch", E, S, "the protocol's synthetic_data agrees with every measurement",
          "write synthetic_data as the figures are"),
     Code("tariff-not-catalogue", E, S, "a published price is the catalogue snapshot's unchanged, or the provider's "
-         "with its source (the Lab archive's manifest, or a quote or page named in the source column)",
+         "with its source (the Lab archive's manifest, or a quote or page named in the source column; a source of "
+         "only blanks or invisible characters names nothing)",
          "copy the catalogue's price, name the provider's source, or mark the price illustrative"),
     Code("package-longer-than-needed", W, C, "the smallest package that covers the window is the package really "
          "needed: a longer one is named, with the difference in money", "say in the protocol's notes why the longer "
@@ -233,6 +234,9 @@ AUDIT: tuple[Code, ...] = (
     Code("peak-below-baseline", E, C, "a memory peak is at least the baseline",
          "record the absolute peak after resetting the peak statistics"),
     Code("phase-order", E, C, "a measurement's phases follow the Lab's order", "write the phases in the Lab's order"),
+    Code("quality-direction-contradicts-metric", E, S, "the registered quality direction is the metric's own: "
+         "accuracy, macro_f1 and weighted_f1 are higher_is_better",
+         "write direction higher_is_better, with the threshold as the lowest acceptable value"),
     Code("quality-value-mismatch", E, C, "quality_value is the registered metric recomputed from the predictions",
          "recompute the metric from the prediction file against the reference"),
     Code("resume-not-declared", E, C, "a resumed attempt belongs to a declared resume variant, never to the variant "
@@ -252,6 +256,11 @@ AUDIT: tuple[Code, ...] = (
     Code("run-after-deadline", E, C, "a run ends before the campaign's deadline", "measure again inside the window"),
     Code("run-before-registration", E, C, "a run starts after the protocol's registration",
          "measure again after registering the protocol"),
+    Code("revision-not-immutable", E, C, "a model or tokenizer revision is immutable: a 40-hex commit, "
+         "sha256:<64 hex>, sha256sum:<64 hex>, or the forms `campaign run` writes, never a moving name such as main",
+         "write the commit or the SHA-256 of the files the runs loaded"),
+    Code("run-order-missing", E, C, "each experiment registers its run order: rotated, or drawn with its sequence",
+         "register order rotated, or the order that was followed"),
     Code("run-order-not-registered", E, C, "the runs follow the registered run order",
          "run the campaign again in the registered order"),
     Code("run-outside-window", E, C, "a run lies inside the campaign window", "measure again inside the window"),

@@ -91,6 +91,7 @@ SEEDS: dict[str, str] = {
         "000/001/002 §5; 003 'Das Protokoll herunterladen und einen wiederverwendbaren Nachweis behalten'"),
     "peak-below-baseline": "000/001/002 §3; 004 §3",
     "phase-order": "004 §3",
+    "quality-direction-contradicts-metric": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "quality-value-mismatch": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "reference-missing-id": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "registered-after-start": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
@@ -104,6 +105,8 @@ SEEDS: dict[str, str] = {
         "003 'Festlegen, was als akzeptiertes Ergebnis zählt'"),
     "run-after-deadline": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "run-before-registration": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
+    "revision-not-immutable": "000/001/002 §1, §4 model_revision, tokenizer_revision",
+    "run-order-missing": "000/001/002 §3",
     "run-order-not-registered": "000/001/002 §3",
     "run-outside-window": (
         "003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, Aufwärmphase und gemessenen Durchlauf "

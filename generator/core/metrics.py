@@ -6,6 +6,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# The metrics gpu-audit recomputes, each with the direction in which it gets better: all three are scores, where 1
+# is every text right, so a protocol registering lower_is_better for one would reject every good run.
+DIRECTIONS = {"accuracy": "higher_is_better", "macro_f1": "higher_is_better", "weighted_f1": "higher_is_better"}
+
 
 def metric_from_codes(name: str, truth: np.ndarray, pred: np.ndarray, n_labels: int) -> float:
     """The named metric from integer label codes (aligned by ID), as sklearn defines it.

@@ -110,7 +110,7 @@ def order_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc],
                     "the runs describes them instead of ordering them, so measure again after registering it"))
             continue
         actual = _warm_runs(exp, measurements, dated)
-        if order not in ("rotated", "drawn") or not actual:
+        if order not in ("rotated", "drawn") or not actual:  # no order: run-order-missing (protocol_rules)
             continue
         variants = [v.id for v in exp.variants if v.resume is None]
         expected = rotated(actual, variants) if order == "rotated" else drawn(actual, exp.drawn_sequence or ())

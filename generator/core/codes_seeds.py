@@ -32,6 +32,7 @@ SEEDS: dict[str, str] = {
         "000/001/002 §4 elapsed_seconds; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, "
         "Aufwärmphase und gemessenen Durchlauf trennen'"),
     "duration-unmeasured": "000/001/002 §4 elapsed_seconds",
+    "cold-run-unmeasured": "000/001/002 §3, §4 elapsed_seconds",
     "environment-not-seen": (
         "000/001/002 §4 gpu_model..runtime_version; 003 'Eingaben, Referenz und Manifest vorbereiten'"),
     "exclusion-not-registered": "000/001/002 §3; 003 'Wiederholen und Fehlschläge beibehalten'",

@@ -103,3 +103,28 @@ def test_a_grid_row_not_tied_to_a_measured_phase_is_an_error(campaign: Path) -> 
         (GRID, line_of(campaign, RTX, "b4", "warm", 2), "elapsed_seconds", (B4,))]
     assert mine[0].is_error and "has no measured phase with a duration for warm run 2" in mine[0].message
     assert decision["answer"] != B4
+
+
+def _lab_output(doc: dict[str, Any]) -> None:
+    """b4's file rewritten as the Lab's `mesure_memoire.py measure` writes it (004 §3): environment, configuration,
+    synthetic_model and phases, no format version, no dates, the driver unseen."""
+    for key in [k for k in doc if k not in ("environment", "configuration", "phases")]:
+        del doc[key]
+    doc["environment"]["driver_version"] = None
+    doc["synthetic_model"] = {"architecture": "Linear(64, 256) -> GELU -> Linear(256, 64)", "parameter_count": 33088}
+    for phase in doc["phases"]:
+        phase.pop("started_at", None)
+        phase.pop("ended_at", None)
+
+
+def test_the_labs_output_linked_as_a_measurement_says_what_it_lacks(campaign: Path) -> None:
+    edit_json(campaign, meas(RTX, "b4"), _lab_output)
+    decision, findings = _decision(campaign)
+    mine = [f for f in findings if f.code == "lab-measurement-unreadable"]
+    assert [(f.file, f.field, f.configurations, f.is_error) for f in mine] == [(meas(RTX, "b4"), "/", (B4,), True)]
+    message = mine[0].message
+    for lacks in ('schema_version "1"', "it measured the Lab's synthetic MLP", "started_at and ended_at on its "
+                  "phases (9 of 9 undated)", "environment.driver_version"):
+        assert lacks in message, message
+    assert "`gpu-audit measure run`" in str(mine[0].fix)
+    assert decision["answer"] != B4 and not _config(campaign, B4)["admissible"]

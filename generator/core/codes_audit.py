@@ -206,6 +206,9 @@ AUDIT: tuple[Code, ...] = (
          "measurement JSON", "measure the variant with a runner that writes configuration.input_order, and link it"),
     Code("measurement-config-mismatch", E, C, "a measurement file describes the variant it is linked to",
          "link the measurement of the variant's own run, or measure it again"),
+    Code("lab-measurement-unreadable", E, C, "a configuration's measurement is the format's own file, not the Lab's "
+         "`mesure_memoire.py measure` output", "measure the variant with `gpu-audit campaign run` or `gpu-audit "
+         "measure run` and link that file"),
     Code("measurement-not-linked", E, C, "memory feasibility needs a measurement of the variant itself",
          "add the variant's measurement and name it in its `measurement` field"),
     Code("measurement-without-gpu", E, C, "a measurement is made on the GPU it names",

@@ -62,6 +62,7 @@ SEEDS: dict[str, str] = {
     "measurement-config-mismatch": (
         "000/001/002 §4 precision/batch/context; 004 §3; 000/001/002 §2; 003 'Beispiel: dieselben 1.000 Texte "
         "klassifizieren'"),
+    "lab-measurement-unreadable": "004 §3; 003 'Speicher als Machbarkeitskriterium nutzen'",
     "measurement-not-linked": "003 'Speicher als Machbarkeitskriterium nutzen'; 000/001/002 §3",
     "measurement-without-gpu": "003 'Wiederholen und Fehlschläge beibehalten'; 004 Voraussetzungen und Grenzen",
     "memory-disagrees": "000/001/002 §3; 003 'Speicher als Machbarkeitskriterium nutzen'; 004 §3",

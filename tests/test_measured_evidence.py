@@ -128,3 +128,18 @@ def test_the_labs_output_linked_as_a_measurement_says_what_it_lacks(campaign: Pa
         assert lacks in message, message
     assert "`gpu-audit measure run`" in str(mine[0].fix)
     assert decision["answer"] != B4 and not _config(campaign, B4)["admissible"]
+
+
+def test_blank_environment_and_memory_cells_beside_a_measurement_are_errors(campaign: Path) -> None:
+    # GPU model, GPU count, software versions and memory left blank: the measurement observed every one of them
+    blank = dict.fromkeys(("gpu_model", "gpu_count", "python_version", "torch_version", "runtime_version",
+                           "peak_allocated_bytes"), "")
+    line = set_rows(campaign, RTX, "b4", **blank)[0]
+    decision, findings = _decision(campaign)
+    mine = sorted((f.code, f.field) for f in findings if f.line == line and f.file == GRID)
+    assert mine == [("environment-not-seen", "python_version"), ("environment-not-seen", "runtime_version"),
+                    ("environment-not-seen", "torch_version"), ("gpu-count-not-seen", "gpu_count"),
+                    ("gpu-model-not-seen", "gpu_model"), ("memory-disagrees", "peak_allocated_bytes")], mine
+    said = next(f for f in findings if f.line == line and f.field == "gpu_model")
+    assert said.is_error and "gpu_model is empty where the runtime reported NVIDIA GeForce RTX 4090" in said.message
+    assert decision["answer"] != B4

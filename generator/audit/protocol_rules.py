@@ -105,8 +105,9 @@ def check_measurement_links(protocol: Protocol, file: str, out: list[Finding]) -
                                     rule="every configuration that can be the answer, or that it is compared "
                                          "with, rests on a measurement of its own runs, with dated phases",
                                     fix=f"measure {exp.id}/{v.id} with `gpu-audit campaign run` or `gpu-audit "
-                                        "measure run` (or link the output of the Lab's `mesure_memoire.py "
-                                        "measure`) and name the file in the variant's `measurement` field"))
+                                        "measure run`, which date every phase, and name the file in the variant's "
+                                        "`measurement` field; the Lab's `mesure_memoire.py measure` output is not "
+                                        "enough (it measures its synthetic MLP and dates no phase)"))
 
 
 def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:

@@ -742,14 +742,15 @@ def m_run_time_reversed(c: Path) -> list[Where]:
 
 def m_times_removed(c: Path) -> list[Where]:
     # measurements made by another tool, without started_at/ended_at: nothing proves when the runs happened
-    for path in sorted((c / "measurements").iterdir()):
+    paths = sorted((c / "measurements").iterdir())
+    for path in paths:
         def strip(doc: Any) -> None:
             for phase in doc["phases"]:
                 phase.pop("started_at", None)
                 phase.pop("ended_at", None)
 
         edit_json(c, path.relative_to(c).as_posix(), strip)
-    return [Where(PROTOCOL, None, "/window")]
+    return [Where(path.relative_to(c).as_posix(), None, "/phases") for path in paths]
 
 
 def m_interactive_scenario(c: Path) -> list[Where]:
@@ -794,7 +795,7 @@ def m_measurement_unlinked(c: Path) -> list[Where]:
     (c / meas(RTX, "b8")).unlink()
     notes = cell(c, RTX, "b8", "warm", 3, "notes").replace("outcome=oom", "outcome=failed")
     set_row(c, RTX, "b8", "warm", 3, notes=notes)
-    return [Where(PROTOCOL, None, "/experiments/0/variants/2")]
+    return [Where(PROTOCOL, None, "/experiments/0/variants/2/measurement")]
 
 
 def m_times_stripped_from_one(c: Path) -> list[Where]:
@@ -871,6 +872,16 @@ def _overlapping_series_measured(c: Path) -> list[Where]:
         set_phase(c, meas(RTX, "b1"), "warm_forward", run, elapsed_seconds=work,
                   ended_at=(_parse(start) + timedelta(seconds=work)).strftime(STAMP))
     return where
+
+
+def v_withheld_unmeasured(decision: dict[str, Any], findings: list[Any]) -> None:
+    """No configuration's runs were measured (or dated): the answer is withheld with that one plain reason."""
+    d = decision["decision"]
+    assert d["answer"] is None and d["status"] == "withheld", d
+    assert d["reason"] == "no answer: no configuration's runs were measured", d["reason"]
+    assert d["ranking"] == [], d["ranking"]
+    assert all(c["admissible"] is False for c in decision["configurations"])
+    assert {c["id"] for c in decision["configurations"]} == {e["configuration"] for e in d["excluded"]}
 
 
 def v_not_feasible(decision: dict[str, Any], findings: list[Any]) -> None:
@@ -1118,9 +1129,10 @@ SEED_RULES: list[SeedRule] = [
     SeedRule("run-times-valid", "a run's times place it on the timeline (end not before start)", f"{A} 'Die "
              "Dauer mit dem vollständigen Zeitplan wählen'", "run-time-invalid", m_run_time_reversed, "times",
              targets=(B4,)),
-    SeedRule("run-times-recorded", "without run times registration and window cannot be proved", f"{A} 'Die "
-             "Dauer mit dem vollständigen Zeitplan wählen'", "no-run-times", m_times_removed, protect="warning",
-             severity="warning"),
+    SeedRule("run-times-recorded", "without run times registration and window cannot be proved: no answer",
+             f"{A} 'Festlegen, was als akzeptiertes Ergebnis zählt', 'Die Dauer mit dem vollständigen Zeitplan "
+             "wählen'", "run-times-missing", m_times_removed, protect="decision",
+             verify=v_withheld_unmeasured),
     # cases of our own: what someone who wants a cheaper or faster configuration to win would try
     SeedRule("rental-is-the-gpu-measured", "the package is rented for the GPU actually measured", f"{A} 'Die "
              f"gebundenen Kosten mit unseren Paketen berechnen'; {P} §2, §5", "gpu-not-rented",

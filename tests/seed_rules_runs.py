@@ -27,6 +27,7 @@ from seed_rules import (
     set_phase,
     set_row,
     set_rows,
+    v_withheld_unmeasured,
 )
 
 TIMES = f"{A} 'Die Dauer mit dem vollständigen Zeitplan wählen'"
@@ -156,7 +157,7 @@ RULES: list[SeedRule] = [
     SeedRule("duration-within-bracket", "a raw duration is no longer than its run's dating allows",
              f"{P} §4 elapsed_seconds; {TIMES}", "duration-beyond-bracket", m_duration_inflated, targets=(B4,)),
     SeedRule("duration-measured", "a duration typed by hand is no measurement", f"{P} §4 elapsed_seconds",
-             "duration-unmeasured", m_duration_by_hand, protect="warning", severity="warning"),
+             "duration-unmeasured", m_duration_by_hand, protect="decision", verify=v_withheld_unmeasured),
     SeedRule("run-times-all-or-none", "a measurement that dates one phase dates them all", TIMES,
              "run-times-partial", m_one_phase_undated, targets=(B4,)),
     SeedRule("run-times-not-one-stamp", "one dated model load does not date the runs", TIMES, "run-times-partial",

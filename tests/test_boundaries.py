@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from seed_rules import edit_protocol
 from sklearn.metrics import f1_score
 
+from generator.audit.check import check_campaign
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc
 from generator.audit.inputs.protocol import ExperimentSpec, Protocol
@@ -18,6 +20,7 @@ from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.predictions import read_ids, read_labels
 from generator.audit.recompute import cost, package, runtimes, timing
 from generator.audit.recompute.acceptance import Acceptance, assess_run, claim_findings, prepare_truth
+from generator.audit.recompute.gate import UNMEASURED_REASON
 from generator.audit.recompute.model import Window
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
 from generator.audit.report import _usd_decimal, format_finding, format_findings
@@ -329,3 +332,21 @@ def test_a_fraction_of_a_cent_is_rounded_half_up_in_terminal_and_note() -> None:
     assert Formats("de").usd("2062.50") == "20,63\u00a0USD"
     # below the half, both round down
     assert _usd_decimal("2062.49") == "20.62 USD" and Formats("en").usd("2062.49") == "USD\u00a020.62"
+
+
+# ------------------------------------------------------------------------------ measured evidence (issue 47)
+# The answer is withheld for want of measurements only when no configuration's runs were measured and dated: one
+# measured configuration beside unmeasured ones answers; one dated phase dates a file (its others: run-times-partial).
+
+
+def test_one_measured_configuration_is_enough_to_answer_and_none_is_not(campaign: Path) -> None:
+    def keep(only: tuple[int, int] | None) -> None:
+        edit_protocol(campaign, lambda p: [v.pop("measurement", None) for i, e in enumerate(p["experiments"])
+                                           for j, v in enumerate(e["variants"]) if (i, j) != only])
+
+    keep((0, 1))  # rtx4090-batch/b4 alone keeps its measurement
+    decision = check_campaign(campaign).decision["decision"]
+    assert (decision["answer"], decision["status"]) == ("rtx4090-batch/b4", "answered"), decision["reason"]
+    keep(None)
+    decision = check_campaign(campaign).decision["decision"]
+    assert (decision["answer"], decision["status"], decision["reason"]) == (None, "withheld", UNMEASURED_REASON)

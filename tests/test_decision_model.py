@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from conftest import EXAMPLE, REPO, read_grid, write_grid
 from generator.audit.check import check_campaign
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.recompute import model
-from generator.audit.recompute.gate import decide
+from generator.audit.recompute.gate import UNMEASURED_REASON, decide
 from generator.audit.recompute.jsonrecord import from_json_value, to_json_value
 from generator.core.resources import schemas_dir
 
@@ -139,13 +139,19 @@ def test_a_finding_serialises_as_its_own_record() -> None:
     assert from_json_value(Finding, f.to_dict()) == f
 
 
+# A measurement with one dated phase: the gate answers only from configurations whose runs were measured.
+_MEASURED = model.Measurement(file="m.json", environment={}, configuration={}, synthetic_data=False,
+                              phases=[{"phase": "cold_forward", "started_at": "2026-10-05T07:00:00.000000Z",
+                                       "ended_at": "2026-10-05T07:01:00.000000Z"}])
+
+
 def _config(cid: str, *, budget: int | None, warm: tuple[float, ...], admissible: bool = True,
             price_status: str | None = "published") -> model.Configuration:
     stats = model.PhaseTiming(durations=warm, successes=len(warm), failures=0, median=sorted(warm)[len(warm) // 2],
                               min=min(warm), max=max(warm), p95=None, tail_note="few")
     return model.Configuration(
         id=cid, experiment_id=cid.split("/")[0], variant_id=cid.split("/")[1], variable="batch", value=1, gpu="g",
-        environment=model.EnvironmentCells(*[None] * 10), measurement=None, runs=(),
+        environment=model.EnvironmentCells(*[None] * 10), measurement=_MEASURED, runs=(),
         timing=model.Timing(warm=stats, cold=stats), attempts=1,
         completed=1, failures=0, out_of_memory=0, accepted_runs=1, accepted_unique_corpora=1, accepted=True,
         memory_feasible=True, fits_window=True, fits_deadline=True, admissible=admissible,
@@ -168,3 +174,15 @@ def test_decide_gives_evidence_and_excludes_configurations_with_errors() -> None
     assert "evidence" in gated[0].to_json_dict()
     schema = _schema()
     jsonschema.validate(decision.to_json_dict(), {**schema["properties"]["decision"], "$defs": schema["$defs"]})
+
+
+def test_decide_withholds_the_answer_when_no_configuration_was_measured() -> None:
+    # issue 47 item 1: one measured configuration answers; none (or none with a dated phase) is one plain reason
+    undated = replace(_MEASURED, phases=[{"phase": "cold_forward"}])
+    configs = [replace(_config("e/a", budget=100, warm=(5.0,)), measurement=None),
+               replace(_config("e/b", budget=50, warm=(9.0,)), measurement=undated)]
+    _, decision = decide(configs, [])
+    assert (decision.answer, decision.status, decision.reason) == (None, "withheld", UNMEASURED_REASON)
+    assert "gpu-audit measure run" in str(decision.fix)
+    _, decision = decide([configs[0], _config("e/b", budget=50, warm=(9.0,))], [])
+    assert decision.answer == "e/b"

@@ -196,18 +196,25 @@ def test_schema_takes_files_without_times_and_wants_both_or_none() -> None:
 # --------------------------------------------------------------------------- check: campaigns without times, zones
 
 
-def test_campaign_without_run_times_gets_one_warning(tmp_path: Path) -> None:
+def test_campaign_without_run_times_is_an_error_on_each_measurement(tmp_path: Path) -> None:
+    # issue 47 item 1: undated runs were once one warning, and the answer stood on them
     folder = copy_h200(tmp_path)
-    for path in (folder / "measurements").glob("*.json"):
+    paths = sorted((folder / "measurements").glob("*.json"))
+    for path in paths:
         doc = load(path)
         for p in doc["phases"]:
             del p["started_at"], p["ended_at"]
         save(path, doc)
     result = check_campaign(folder)
-    found = [f for f in result.findings if f.code in CODES]
-    assert [(f.code, f.severity.value, f.file) for f in found] == [("no-run-times", "warning", "protocol.json")]
+    found = [f for f in result.findings if f.code in CODES or f.code == "run-times-missing"]
+    found.sort(key=lambda f: (f.code, f.file))
+    assert [(f.code, f.severity.value, f.file) for f in found] == [("no-run-times", "warning", "protocol.json")] + [
+        ("run-times-missing", "error", f"measurements/{p.name}") for p in paths]
     assert "cannot be checked" in found[0].message
-    assert not result.errors
+    assert "(nor does any other measurement)" in found[1].message and "`gpu-audit measure run`" in str(found[1].fix)
+    assert found[1].configurations == ("h200-batch/b1",)
+    decision = result.decision["decision"]
+    assert decision["answer"] is None and decision["reason"] == "no answer: no configuration's runs were measured"
 
 
 def test_synthetic_example_dates_its_runs_inside_its_window(campaign: Path) -> None:

@@ -21,6 +21,7 @@ from generator.audit.inputs.measurement import MeasurementDoc
 from generator.audit.inputs.protocol import FurtherCorpus, Protocol
 from generator.audit.inputs.rows import GridRow, TariffRow
 from generator.audit.labmanifest import ManifestReading, read_manifest
+from generator.audit.labmeasure import lab_output_findings
 from generator.audit.readers.csvtable import Table, decode_utf8, read_bytes, read_table
 from generator.audit.readers.jsondoc import Document, loads_strict, read_document
 from generator.audit.readers.predictions import ColumnRules, LabelFile, known_ids, read_ids, read_labels, size_limit
@@ -202,17 +203,21 @@ def _load_lab_manifest(inputs: CampaignInputs) -> None:
 
 def _load_measurements(inputs: CampaignInputs) -> None:
     """Each measurement JSON a variant links, once."""
-    for exp in inputs.protocol.experiments if inputs.protocol else ():
+    experiments = inputs.protocol.experiments if inputs.protocol else []
+    for exp in experiments:
         for variant in exp.variants:
             rel = variant.measurement
             if not rel or rel in inputs.measurements:
                 continue
             path = _locate(inputs, rel, "measurement", "measurements", PROTOCOL_FILE)
             if path is not None:
-                inputs.measurements[rel] = read_document(path, rel, "measurement")
-                inputs.load_findings["measurements"].extend(inputs.measurements[rel].findings)
-                if inputs.measurements[rel].ok:
-                    inputs.measured[rel] = MeasurementDoc.of(as_object(inputs.measurements[rel].data))
+                doc = inputs.measurements[rel] = read_document(path, rel, "measurement")
+                inputs.load_findings["measurements"].extend(doc.findings)
+                if doc.ok:
+                    inputs.measured[rel] = MeasurementDoc.of(as_object(doc.data))
+                else:  # the Lab's own output is named as what it is, with what it lacks
+                    linked = [f"{e.id}/{v.id}" for e in experiments for v in e.variants if v.measurement == rel]
+                    inputs.load_findings["measurements"].extend(lab_output_findings(rel, doc.data, linked))
 
 
 def template_stays_inside(inputs: CampaignInputs) -> bool:

@@ -85,22 +85,29 @@ def check_classes(protocol: Protocol, file: str, out: list[Finding]) -> None:
 
 
 def check_measurement_links(protocol: Protocol, file: str, out: list[Finding]) -> None:
-    """Where the campaign measured its variants, each variant links its measurement.
+    """Each variant links its measurement: a configuration that can be the answer, or that the answer is compared
+    with, rests on measured runs.
 
-    A variant without one has no memory, outcome or GPU evidence to contradict its grid rows: leaving one
-    out would let its claims stand unchecked while its neighbours' are checked.
+    A variant without one has no dated runs, no measured durations and no memory, outcome or GPU evidence to
+    contradict its grid rows: every claim it makes could have been typed by hand. It is an error on that
+    configuration, whether or not its neighbours were measured.
     """
     variants = [(i, j, exp, v) for i, exp in enumerate(protocol.experiments) for j, v in enumerate(exp.variants)]
-    if not any(v.measurement for _, _, _, v in variants):
-        return
+    measured = sum(1 for _, _, _, v in variants if v.measurement)
     for i, j, exp, v in variants:
         if not v.measurement:
+            beside = ("while the campaign's other variants do" if measured else
+                      "and no variant of the campaign does")
             out.append(make_finding("measurement-not-linked", Severity.ERROR, file,
-                                    f"variant {exp.id}/{v.id} links no measurement JSON while the "
-                                    "campaign's other variants do", field=f"/experiments/{i}/variants/{j}",
-                                    rule="memory feasibility needs a measurement of the variant itself",
-                                    fix=f"add the measurement of {exp.id}/{v.id} and name it in its "
-                                        "`measurement` field"))
+                                    f"variant {exp.id}/{v.id} links no measurement JSON ({beside}): its runs' "
+                                    "times, durations, memory and environment rest on the grid alone",
+                                    field=f"/experiments/{i}/variants/{j}/measurement",
+                                    rule="every configuration that can be the answer, or that it is compared "
+                                         "with, rests on a measurement of its own runs, with dated phases",
+                                    fix=f"measure {exp.id}/{v.id} with `gpu-audit campaign run` or `gpu-audit "
+                                        "measure run`, which date every phase, and name the file in the variant's "
+                                        "`measurement` field; the Lab's `mesure_memoire.py measure` output is not "
+                                        "enough (it measures its synthetic MLP and dates no phase)"))
 
 
 def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:

@@ -162,8 +162,12 @@ AUDIT: tuple[Code, ...] = (
          "write the duration the timer measured"),
     Code("duration-does-not-cover-window", E, C, "the package's 3, 7 or 30 days cover the window",
          "choose a package covering the window"),
-    Code("duration-unmeasured", W, C, "a duration is backed by a linked measurement",
-         "measure the runs with `gpu-audit campaign run` and link each variant to its measurement"),
+    Code("duration-unmeasured", E, C, "each grid row is tied to a measured phase of its variant's measurement",
+         "measure the runs with `gpu-audit campaign run` or `gpu-audit measure run` and link each variant to its "
+         "measurement"),
+    Code("cold-run-unmeasured", W, C, "a cold run after the first (another seed's or corpus's) has no phase in its "
+         "variant's measurement, which holds one cold_forward", "keep the fresh process's own measurement of that "
+         "cold run with the campaign's outputs"),
     Code("environment-not-seen", E, C, "the environment recorded is the one the measurement observed",
          "write what the measurement observed, or measure this run again"),
     Code("exclusion-not-registered", E, C, "only an exclusion registered in the protocol sets an attempt aside",
@@ -202,6 +206,9 @@ AUDIT: tuple[Code, ...] = (
          "measurement JSON", "measure the variant with a runner that writes configuration.input_order, and link it"),
     Code("measurement-config-mismatch", E, C, "a measurement file describes the variant it is linked to",
          "link the measurement of the variant's own run, or measure it again"),
+    Code("lab-measurement-unreadable", E, C, "a configuration's measurement is the format's own file, not the Lab's "
+         "`mesure_memoire.py measure` output", "measure the variant with `gpu-audit campaign run` or `gpu-audit "
+         "measure run` and link that file"),
     Code("measurement-not-linked", E, C, "memory feasibility needs a measurement of the variant itself",
          "add the variant's measurement and name it in its `measurement` field"),
     Code("measurement-without-gpu", E, C, "a measurement is made on the GPU it names",

@@ -32,6 +32,7 @@ SEEDS: dict[str, str] = {
         "000/001/002 §4 elapsed_seconds; 003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 003 'Start, "
         "Aufwärmphase und gemessenen Durchlauf trennen'"),
     "duration-unmeasured": "000/001/002 §4 elapsed_seconds",
+    "cold-run-unmeasured": "000/001/002 §3, §4 elapsed_seconds",
     "environment-not-seen": (
         "000/001/002 §4 gpu_model..runtime_version; 003 'Eingaben, Referenz und Manifest vorbereiten'"),
     "exclusion-not-registered": "000/001/002 §3; 003 'Wiederholen und Fehlschläge beibehalten'",
@@ -61,6 +62,7 @@ SEEDS: dict[str, str] = {
     "measurement-config-mismatch": (
         "000/001/002 §4 precision/batch/context; 004 §3; 000/001/002 §2; 003 'Beispiel: dieselben 1.000 Texte "
         "klassifizieren'"),
+    "lab-measurement-unreadable": "004 §3; 003 'Speicher als Machbarkeitskriterium nutzen'",
     "measurement-not-linked": "003 'Speicher als Machbarkeitskriterium nutzen'; 000/001/002 §3",
     "measurement-without-gpu": "003 'Wiederholen und Fehlschläge beibehalten'; 004 Voraussetzungen und Grenzen",
     "memory-disagrees": "000/001/002 §3; 003 'Speicher als Machbarkeitskriterium nutzen'; 004 §3",

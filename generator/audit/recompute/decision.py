@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
@@ -123,6 +124,12 @@ def _environment_findings(ctx: _Context, row: GridRow, line: int, doc: Measureme
             f"the program use {used} ({env.visible_device_count} visible)", line=line, field="gpu_count",
             claimed=row.gpu_count, recomputed=used, rule="a package with two GPUs does not mean the program used "
             "both", fix="report the number of GPUs actually used"))
+    if row.gpu_count is None and row.cell("gpu_count") is None and used is not None:
+        ctx.findings.append(make_finding(
+            "gpu-count-not-seen", E, ctx.grid_file, f"gpu_count is empty where {doc_file} saw the program use "
+            f"{used} GPU(s)", line=line, field="gpu_count", claimed="", recomputed=used,
+            rule="the number of GPUs actually used is recorded", fix=f"write gpu_count {used}, as measured"))
+    _blank_environment(ctx, row, line, env.written, env.gpu_name, doc_file)
     for column in ENVIRONMENT_SEEN:
         seen = env.written.get(column)
         if row.cell(column) is not None and seen is not None and str(row.cell(column)) != str(seen):
@@ -138,6 +145,24 @@ def _environment_findings(ctx: _Context, row: GridRow, line: int, doc: Measureme
             f"runtime reported in {doc_file}, {env.gpu_name!r}", line=line, field="gpu_model",
             claimed=row.gpu_model, recomputed=env.gpu_name,
             rule="the hardware actually used, not an offer", fix="copy the name the runtime reports"))
+
+
+def _blank_environment(ctx: _Context, row: GridRow, line: int, written: Mapping[str, object], gpu_name: str | None,
+                       doc_file: str) -> None:
+    """A blank software or GPU cell where the measurement observed a value (an empty driver is driver-not-recorded)."""
+    for column in ENVIRONMENT_SEEN[1:]:
+        seen = written.get(column)
+        if row.cell(column) is None and seen is not None:
+            ctx.findings.append(make_finding(
+                "environment-not-seen", E, ctx.grid_file, f"{column} is empty where {doc_file} observed {seen}",
+                line=line, field=column, claimed="", recomputed=str(seen),
+                rule="the environment actually observed is recorded, not left out",
+                fix=f"write the {column} the measurement observed"))
+    if row.cell("gpu_model") is None and gpu_name:
+        ctx.findings.append(make_finding(
+            "gpu-model-not-seen", E, ctx.grid_file, f"gpu_model is empty where the runtime reported {gpu_name} in "
+            f"{doc_file}", line=line, field="gpu_model", claimed="", recomputed=gpu_name,
+            rule="the hardware actually used is recorded", fix="copy the name the runtime reports"))
 
 
 def _measurement_findings(ctx: _Context, row: GridRow, line: int, exp: ExperimentSpec) -> None:

@@ -67,6 +67,8 @@ def _row(protocol: Protocol, measurements: dict[str, MeasurementDoc], row: GridR
     work = _number(phase.elapsed_seconds) if phase is not None else None
     if file is not None and doc is None:
         return []  # linked but unreadable: its own finding says so
+    if phase is not None and work is None and phase.status != "ok":
+        return []  # tied to its measured phase, which failed untimed: the attempt is a failure, never timed
     if phase is None or work is None:
         return ("no measurement is linked to the variant" if file is None else
                 f"{file} has no measured phase with a duration for {row.phase} run {row.run_index}")
@@ -92,30 +94,48 @@ def _row(protocol: Protocol, measurements: dict[str, MeasurementDoc], row: GridR
 
 
 def _unmeasured(grid_file: str, config: str, rows: list[tuple[int, float, str]]) -> Finding:
-    """One warning per configuration for its durations without a measured phase behind them."""
+    """One error per configuration for its durations without a measured phase behind them."""
     shown = "; ".join(f"line {line}: {claimed:g} s, {why}" for line, claimed, why in rows[:3])
     more = f"; and {len(rows) - 3} more" if len(rows) > 3 else ""
-    return make_finding("duration-unmeasured", Severity.WARNING, grid_file,
-                        f"{len(rows)} elapsed_seconds of {config} have no measurement behind them, typed by hand "
-                        f"({shown}{more}): nothing proves them", line=rows[0][0], field=GRID_FIELD,
-                        claimed=rows[0][1], rule=_RULE,
+    return make_finding("duration-unmeasured", Severity.ERROR, grid_file,
+                        f"{len(rows)} elapsed_seconds of {config} are tied to no measured phase ({shown}{more}): "
+                        "typed by hand, nothing proves them", line=rows[0][0], field=GRID_FIELD,
+                        claimed=rows[0][1], rule="each grid row is tied to a measured phase of its variant's "
+                        "measurement (cold run 1 = cold_forward, warm run r = warm_forward repeat r)",
                         fix="measure the runs with `gpu-audit campaign run` or `gpu-audit measure run` and link "
-                            "each variant to its measurement")
+                            "each variant to its measurement, one phase per row")
+
+
+def _cold_unmeasured(grid_file: str, config: str, rows: list[tuple[int, float, str]]) -> Finding:
+    """One warning per configuration for its cold runs after the first: a measurement holds one cold_forward."""
+    shown = ", ".join(str(line) for line, _, _ in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+    return make_finding("cold-run-unmeasured", Severity.WARNING, grid_file,
+                        f"{len(rows)} cold run(s) of {config} after the first (lines {shown}) have no phase in its "
+                        "measurement, which holds one cold_forward: their elapsed_seconds are not proved",
+                        line=rows[0][0], field=GRID_FIELD, claimed=rows[0][1],
+                        rule="a measurement holds the cold_forward of its own fresh process; a cold run after the "
+                             "first (another seed's or corpus's) is timed in a process of its own",
+                        fix="keep the fresh process's own measurement of that cold run with the campaign's outputs")
 
 
 def duration_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc], grid_file: str,
                       rows: list[GridRow], lines: list[int],
                       window: tuple[datetime, datetime] | None) -> list[Finding]:
     """Every grid elapsed_seconds against the measured phase of the same run (cold run 1 = cold_forward, warm run
-    r = warm_forward repeat r); durations with no measured phase behind them are one warning per configuration."""
+    r = warm_forward repeat r); durations with no measured phase behind them are one error per configuration
+    (a cold run after the first, which a measurement's one cold_forward cannot hold, one warning)."""
     out: list[Finding] = []
     unmeasured: dict[str, list[tuple[int, float, str]]] = {}
+    cold: dict[str, list[tuple[int, float, str]]] = {}
     for row, line in zip(rows, lines, strict=False):
         found = _row(protocol, measurements, row, line, grid_file, window)
         if isinstance(found, str):
             config = f"{row.experiment_id}/{row.variant_id}"
-            unmeasured.setdefault(config, []).append((line, float(row.elapsed_seconds or 0), found))
+            later_cold = row.phase == "cold" and row.run_index != 1 and not found.startswith("no measurement")
+            (cold if later_cold else unmeasured).setdefault(config, []).append(
+                (line, float(row.elapsed_seconds or 0), found))
         else:
             out.extend(found)
     out.extend(_unmeasured(grid_file, config, found_rows) for config, found_rows in unmeasured.items())
+    out.extend(_cold_unmeasured(grid_file, config, found_rows) for config, found_rows in cold.items())
     return out

@@ -101,6 +101,27 @@ def withhold(configs: Sequence[Configuration], shared: list[Finding], *, unreada
                      "configuration rests on them, so none can be chosen until then")
 
 
+# The one reason given when no configuration rests on measured runs (issue 47: measured evidence is required).
+UNMEASURED_REASON = "no answer: no configuration's runs were measured"
+
+
+def measured(c: Configuration) -> bool:
+    """Whether the configuration rests on a readable measurement of its own runs that dates them."""
+    m = c.measurement
+    return m is not None and any(p.get("started_at") and p.get("ended_at") for p in m.phases)
+
+
+def unmeasured(configs: Sequence[Configuration], shared: list[Finding]) -> Decision:
+    """No answer, for one plain reason: not one configuration's runs were measured (each one's findings say what
+    is missing); the shared inputs' errors are still listed."""
+    return replace(_base(configs, UNMEASURED_REASON),
+                   status="withheld", shared_errors=tuple(FindingRef.of(f) for f in shared),
+                   fix="no variant links a readable measurement JSON whose phases are dated: measure every "
+                       "variant with `gpu-audit campaign run` or `gpu-audit measure run`, which date every phase, "
+                       "name each file in its variant's `measurement` field, and run gpu-audit check again; the "
+                       "Lab's `mesure_memoire.py measure` output measures its synthetic MLP and dates no phase")
+
+
 def _unanswerable(configs: Sequence[Configuration], admissible: list[Configuration],
                   unpriced: tuple[Unpriced, ...]) -> Decision:
     """The registered question asks for the least committed budget: without a published price it has no
@@ -148,6 +169,8 @@ def decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[l
 def _decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[list[Configuration], Decision]:
     gated = seeds.every_seed(with_evidence(configs, findings))
     shared = [f for f in findings if f.is_error and f.shared_input]
+    if gated and not any(measured(c) for c in gated):
+        return gated, unmeasured(gated, shared)
     if shared:
         return gated, withhold(gated, shared)
     admissible = [c for c in gated if c.admissible]

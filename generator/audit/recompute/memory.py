@@ -143,6 +143,14 @@ def agreement_findings(row: GridRow, line: int, grid_file: str, phase: Phase,
                                     recomputed=None, rule="an empty cell is never written as 0",
                                     fix="leave the cell empty and say in notes why it was not measured"))
             continue
+        if claimed is None and measured is not None and row.cell(column) is None:
+            # the measurement is the evidence: a blank cell would hide its counters from every reader of the grid
+            out.append(make_finding("memory-disagrees", E, grid_file,
+                                    f"{column} is empty where {doc_file} measured {measured} bytes for this run: an "
+                                    "empty cell means not measured", line=line, field=column, claimed="",
+                                    recomputed=measured, rule=f"same run as {doc_file}",
+                                    fix="copy the counters from the measurement file unchanged"))
+            continue
         if claimed is None or measured is None or claimed == measured:
             continue
         hint = ""

@@ -58,24 +58,31 @@ def _stamp(moment: datetime) -> str:
 
 
 def _coverage(measurements: dict[str, MeasurementDoc], timed: list[tuple[str, int, Phase]]) -> list[Finding]:
-    """One warning when no run time is recorded at all; an error on each file without times beside files with."""
+    """An error on each measurement that dates none of its runs; one warning on the window when no run of the
+    campaign is dated at all (the protocol's registration, window and deadline are then proved by nothing)."""
+    out = []
     if not timed:
-        return [make_finding("no-run-times", Severity.WARNING, "protocol.json",
-                             "no measurement of the campaign records when its runs started and ended: the "
-                             "registration before the runs, the window and the deadline cannot be checked against "
-                             "the runs", field="/window", rule="runs start after registered_at, inside the window, "
-                             "and end before the deadline", fix="measure with `gpu-audit campaign run` or `gpu-audit "
-                             "measure run`, which record started_at and ended_at (UTC) for every phase")]
-    # The campaign's runner records every phase: a linked file without any time, beside files that carry
-    # them, would hide its own runs from the checks below.
+        out.append(make_finding("no-run-times", Severity.WARNING, "protocol.json",
+                                "no measurement of the campaign records when its runs started and ended: the "
+                                "registration before the runs, the window and the deadline cannot be checked "
+                                "against the runs", field="/window", rule="runs start after registered_at, inside "
+                                "the window, and end before the deadline", fix="measure with `gpu-audit campaign "
+                                "run` or `gpu-audit measure run`, which record started_at and ended_at (UTC) for "
+                                "every phase"))
+    # The campaign's runner records every phase: a linked file without any time would hide its own runs from
+    # the checks below, whether or not the campaign's other files carry them.
     with_times = {file for file, _, _ in timed}
-    return [make_finding("run-times-missing", Severity.ERROR, file,
-                         f"{file} records no run time while the campaign's other measurements do: its runs cannot "
-                         "be placed after the registration, inside the window and before the deadline",
-                         field="/phases", rule="each measurement proves when its own runs started and ended",
-                         fix="measure this variant again with `gpu-audit campaign run` or `gpu-audit measure run`, "
-                             "inside the registered window")
-            for file in sorted(set(measurements) - with_times)]
+    beside = "while the campaign's other measurements do" if timed else "(nor does any other measurement)"
+    out.extend(make_finding("run-times-missing", Severity.ERROR, file,
+                            f"{file} records no run time {beside}: no phase has started_at and ended_at, so its "
+                            "runs cannot be placed after the registration, inside the window and before the "
+                            "deadline, nor their order proved", field="/phases",
+                            rule="each measurement proves when its own runs started and ended",
+                            fix="measure this variant again with `gpu-audit campaign run` or `gpu-audit measure "
+                                "run`, inside the registered window; the Lab's `mesure_memoire.py measure` output "
+                                "dates no phase")
+               for file in sorted(set(measurements) - with_times))
+    return out
 
 
 class _Report:

@@ -163,7 +163,7 @@ def test_a_cpu_test_run_of_a_rented_rtx_4090_is_no_decision(tiny: dict[str, Path
     test_runs = [f for f in result.findings if f.code == "test-run"]
     assert {f.file for f in test_runs} == {f"measurements/{p.name}" for p in out.glob("measurements/*.json")}
     r = run_cli("check", str(out))
-    assert r.code == 1 and "Answer: none" in r.out and "test run" in r.out
+    assert r.code == 1 and "Answer: none" in r.out and "TEST RUN: NO DECISION" in r.out
 
 
 def test_rotation() -> None:

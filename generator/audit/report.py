@@ -133,6 +133,10 @@ def format_decision(decision: DecisionDocument) -> str:
     campaign = decision.campaign
     if campaign is not None and campaign.synthetic_data:
         lines.append("SYNTHETIC DATA: this campaign's figures were generated, not measured.")
+    configs = decision.configurations
+    if configs and all(c.test_run for c in configs):
+        lines.append("TEST RUN: NO DECISION: every configuration rests on a test run (campaign run "
+                     "--allow-cpu-for-tests, or a run on the CPU); no rented GPU was measured.")
     if campaign is not None:
         lines.append(f"Question: {campaign.question}")
     by_id = {c.id: c for c in decision.configurations}

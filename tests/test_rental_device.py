@@ -32,6 +32,10 @@ DEVICE_CODES = {"gpu-not-rented", "device-not-gpu", "test-run", "gpu-count-not-r
     ("NVIDIA GeForce RTX 5070", "rtx-4090", "GeForce RTX 4090", False),
     ("NVIDIA B200", "b200", "B200", True),
     ("AMD Instinct MI300X", "mi300x", None, True),
+    ("NVIDIA H100 80GB HBM3", "h100", "H100", True),  # memory and form factor described, the same model
+    ("NVIDIA A100-SXM4-80GB", "a100", "A100 80GB", True),
+    ("NVIDIA A100-SXM4-40GB", "a100-80gb", "A100 80GB", False),  # the rented name states 80 GB
+    ("NVIDIA H100 PCIe", "h100-sxm", "H100 SXM", False),
     ("cpu", "h200", None, False),
     ("", "h200", None, False),
 ])

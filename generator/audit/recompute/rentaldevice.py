@@ -25,18 +25,29 @@ _FIX_TEST = ("run the campaign on the rented GPU with gpu-audit campaign run, wi
              "link the measurements it writes")
 
 
-def _model_key(name: str) -> str:
-    """The model a name designates: its words in lower case, leading vendor and brand words left out, joined."""
+# Words that describe a model's memory or form factor without naming another model (`NVIDIA A100-SXM4-80GB`,
+# `NVIDIA H100 80GB HBM3`): the runtime may add them; a rented name that states one must find it in the runtime's.
+_DESCRIPTIVE = re.compile(r"[0-9]+gb|hbm[0-9]*e?|gddr[0-9]+x?|sxm[0-9]*|pcie")
+
+
+def _model_key(name: str) -> tuple[str, frozenset[str]]:
+    """The model a name designates: its words in lower case, leading vendor and brand words left out, joined
+    (memory and form-factor words apart)."""
     words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
     while words and words[0] in _PREFIXES:
         words = words[1:]
-    return "".join(words)
+    described = frozenset(w for w in words if _DESCRIPTIVE.fullmatch(w))
+    return "".join(w for w in words if w not in described), described
 
 
 def is_rented_model(gpu_name: str, rental_gpu: str, model_name: str | None) -> bool:
     """Whether a GPU name the runtime (or a grid row) reports is the rented model, by its id or its model name."""
-    seen = _model_key(gpu_name)
-    return bool(seen) and any(seen == _model_key(n) for n in (rental_gpu, model_name) if n and _model_key(n))
+    seen, seen_described = _model_key(gpu_name)
+    for name in (rental_gpu, model_name):
+        rented, described = _model_key(name or "")
+        if seen and rented and seen == rented and described <= seen_described:
+            return True
+    return False
 
 
 def rented_model_name(tariffs: Iterable[Tariff], gpu: str) -> str | None:

@@ -1,11 +1,28 @@
-"""Issue 47's seed rules (nothing missing is read as consent), in the form of tests/seed_rules.py;
+"""Issue 47's seed rules (nothing missing is read as consent; the device is the one rented), in the form of
+tests/seed_rules.py;
 test_seed_rules.py runs them. The prices here are test figures written by the tests, not a provider's."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from seed_rules import PROTOCOL, RTX, RTX_ALL, TARIFFS, A, P, SeedRule, Where, edit_json, edit_protocol, meas, set_rows
+from seed_rules import (
+    B4,
+    GRID,
+    PROTOCOL,
+    RTX,
+    RTX_ALL,
+    TARIFFS,
+    A,
+    L,
+    P,
+    SeedRule,
+    Where,
+    edit_json,
+    edit_protocol,
+    meas,
+    set_rows,
+)
 from seed_rules_prices import _SOURCE, _rent_spot
 from seed_rules_runs import _retime
 
@@ -63,4 +80,44 @@ RULES += [
     SeedRule("revision-immutable", "a model or tokenizer revision is immutable (a commit or a checksum), never a "
              "moving name such as main", f"{P} §1, §4 model_revision, tokenizer_revision", "revision-not-immutable",
              m_moving_revision, targets=RTX_ALL),
+]
+
+
+def m_gpu_of_another_model(c: Path) -> list[Where]:
+    # the answer's runs were made on an RTX 4090 D, a cut-down export model, and billed as the rented RTX 4090
+    lines = set_rows(c, RTX, "b4", gpu_model="NVIDIA GeForce RTX 4090 D")
+    edit_json(c, meas(RTX, "b4"), lambda d: d["environment"].update(gpu_name="NVIDIA GeForce RTX 4090 D"))
+    return [Where(meas(RTX, "b4"), None, "/environment/gpu_name"), Where(GRID, lines[0], "gpu_model")]
+
+
+def m_test_run(c: Path) -> list[Where]:
+    # the answer's measurement was written by campaign run --allow-cpu-for-tests
+    edit_json(c, meas(RTX, "b4"), lambda d: d.update(test_run=True))
+    return [Where(meas(RTX, "b4"), None, "/test_run")]
+
+
+def m_measured_on_cpu(c: Path) -> list[Where]:
+    # the answer's measurement ran on the processor
+    edit_json(c, meas(RTX, "b4"), lambda d: (d["environment"].update(device="cpu"),
+                                             d["configuration"].update(device="cpu")))
+    return [Where(meas(RTX, "b4"), None, "/environment/device")]
+
+
+def m_gpus_beyond_registered(c: Path) -> list[Where]:
+    # the answer's program used two GPUs where one is registered
+    edit_json(c, meas(RTX, "b4"), lambda d: d["environment"].update(devices_used=2, visible_device_count=2))
+    return [Where(meas(RTX, "b4"), None, "/environment/devices_used")]
+
+
+_DEVICE = f"{P} §2, §4 device; {L} §2"
+RULES += [
+    SeedRule("gpu-model-whole", "the GPU measured is the rented model, whole: another model whose name contains it "
+             "(an RTX 4090 D for an RTX 4090) is not it", f"{P} §4 gpu_model", "gpu-not-rented",
+             m_gpu_of_another_model, targets=(B4,)),
+    SeedRule("test-run-never-ranked", "a test run (campaign run --allow-cpu-for-tests) is never evidence of a "
+             "decision", _DEVICE, "test-run", m_test_run, targets=(B4,)),
+    SeedRule("device-is-a-gpu", "the device measured is a GPU: a run on the CPU is never ranked", _DEVICE,
+             "device-not-gpu", m_measured_on_cpu, targets=(B4,)),
+    SeedRule("gpus-registered", "the GPUs measured are the registered count", f"{P} §2, §4 gpu_count",
+             "gpu-count-not-registered", m_gpus_beyond_registered, targets=(B4,)),
 ]

@@ -36,8 +36,14 @@ def run_times_registered_now() -> dict[str, Any]:
             "deadline": (now + timedelta(days=1)).strftime(local)}
 
 
+# What a test run is, whatever else it holds: never evidence of a decision (issue 47 item 2).
+TEST_RUN_CODES = {"test-run", "device-not-gpu"}
+
+
 def errors(folder: Path) -> list[Any]:
-    return [f for f in check_campaign(folder).findings if f.severity == Severity.ERROR]
+    """The error findings of a campaign, the test-run ones aside (every CPU run of the suite has those)."""
+    return [f for f in check_campaign(folder).findings if f.severity == Severity.ERROR
+            and f.code not in TEST_RUN_CODES]
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +139,31 @@ def test_cpu_end_to_end_passes_check(tiny: dict[str, Path], run_cli: Any, tmp_pa
     assert len(warm) == 6 and len(list(out.glob("predictions/*/*/*.csv"))) == 9
     assert (out / "protocol.json").read_bytes() == tiny["protocol"].read_bytes()
     assert "h200" not in (out / "tarifs-forfaits.csv").read_text(encoding="utf-8")
+    assert all(json.loads(p.read_text(encoding="utf-8"))["test_run"] is True for p in out.glob("measurements/*.json"))
+
+
+def test_a_cpu_test_run_of_a_rented_rtx_4090_is_no_decision(tiny: dict[str, Path], run_cli: Any,
+                                                            tmp_path: Path) -> None:
+    # issue 47 item 2: a CPU test run on a protocol renting a priced RTX 4090 once checked clean and was answered
+    protocol = json.loads(tiny["protocol"].read_text(encoding="utf-8"))
+    for exp in protocol["experiments"]:
+        exp["rental"] = {"gpu": "rtx-4090", "duration_days": 7, "lots": 1}
+    (tmp_path / "protocol.json").write_text(json.dumps(protocol, indent=2), encoding="utf-8")
+    out = tmp_path / "camp"
+    r = run_cli("campaign", "run", str(tmp_path / "protocol.json"), "--model", str(tiny["model"]), "--corpus",
+                str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(out))
+    assert r.code == 0, r.err
+    result = check_campaign(out)
+    assert errors(out) == []  # nothing else is wrong with it
+    decision = result.decision
+    assert decision["decision"]["answer"] is None and decision["decision"]["ranking"] == []
+    for c in decision["configurations"]:
+        codes = {e["code"] for e in c["evidence"]["errors"]}
+        assert not c["admissible"] and c["test_run"] is True and codes >= {"test-run", "device-not-gpu"}, c["id"]
+    test_runs = [f for f in result.findings if f.code == "test-run"]
+    assert {f.file for f in test_runs} == {f"measurements/{p.name}" for p in out.glob("measurements/*.json")}
+    r = run_cli("check", str(out))
+    assert r.code == 1 and "Answer: none" in r.out and "TEST RUN: NO DECISION" in r.out
 
 
 def test_rotation() -> None:

@@ -103,3 +103,25 @@ def test_a_gpu_without_a_catalogue_name_is_labelled_by_the_name_the_runtime_repo
     assert '<td>NVIDIA H200, <span class="whole">batch 1</span><br><span class="small cid">h200-batch/b1</span>' \
         in body
     assert "h200, batch" not in body
+
+
+@pytest.mark.parametrize(("lang", "words"), [("en", "Test run: no decision"), ("de", "Testlauf: keine Entscheidung"),
+                                             ("fr", "Exécution de test : aucune décision"),
+                                             ("zh", "测试运行：不作决定")])
+def test_a_campaign_of_test_runs_says_no_decision_on_page_one(h200: dict[str, Any], lang: str, words: str) -> None:
+    # issue 47 item 2: every configuration rests on a test run (campaign run --allow-cpu-for-tests)
+    decision = copy.deepcopy(h200)
+    for c in decision["configurations"]:
+        c["test_run"] = True
+    body = render_html(decision, language=lang)
+    assert words in page_one(body)
+    answer = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body.split('<div class="answer">')[1])).split())
+    assert answer.startswith(words)  # the headline, where an answer would stand
+    assert 'class="big test-run-title"' in body
+
+
+def test_a_campaign_with_one_real_configuration_is_no_test_run(h200: dict[str, Any]) -> None:
+    decision = copy.deepcopy(h200)
+    decision["configurations"][0]["test_run"] = True
+    assert "Test run" not in render_html(decision)
+    assert "Test run" not in render_html(h200)

@@ -126,13 +126,23 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f} s"
 
 
+def _alerts(decision: DecisionDocument) -> list[str]:
+    """What the figures are not: generated, or a test run (every configuration on one: no decision)."""
+    lines = []
+    if decision.campaign is not None and decision.campaign.synthetic_data:
+        lines.append("SYNTHETIC DATA: this campaign's figures were generated, not measured.")
+    configs = decision.configurations
+    if configs and all(c.test_run for c in configs):
+        lines.append("TEST RUN: NO DECISION: every configuration rests on a test run (campaign run "
+                     "--allow-cpu-for-tests, or a run on the CPU); no rented GPU was measured.")
+    return lines
+
+
 def format_decision(decision: DecisionDocument) -> str:
     """The decision as the terminal shows it: answer first, then one line per configuration."""
     d = decision.decision
-    lines = []
+    lines = _alerts(decision)
     campaign = decision.campaign
-    if campaign is not None and campaign.synthetic_data:
-        lines.append("SYNTHETIC DATA: this campaign's figures were generated, not measured.")
     if campaign is not None:
         lines.append(f"Question: {campaign.question}")
     by_id = {c.id: c for c in decision.configurations}

@@ -196,8 +196,15 @@ AUDIT: tuple[Code, ...] = (
          "write the highest per-GPU reading; each GPU's stays in its share"),
     Code("gpu-model-not-seen", E, C, "gpu_model is the hardware the runtime saw, not an offer",
          "copy the name the runtime reports"),
-    Code("gpu-not-rented", E, C, "the GPU measured is the GPU the protocol rents",
+    Code("gpu-not-rented", E, C, "the GPU measured is the GPU the protocol rents: the runtime's name (the grid's "
+         "gpu_model, a measurement's gpu_name) is the rented model's, whole, vendor and brand words aside",
          "run on the rented GPU, or register the rental of the GPU used"),
+    Code("gpu-count-not-registered", E, C, "a measurement's devices_used is the registered gpu_count (1 when not "
+         "registered)", "measure on the registered number of GPUs, or register the count actually used"),
+    Code("device-not-gpu", E, C, "the device measured is a GPU: a run on the CPU, or a measurement that saw no GPU, "
+         "is never ranked", "run the campaign on the rented GPU without --allow-cpu-for-tests"),
+    Code("test-run", E, C, "a measurement marked test_run (campaign run --allow-cpu-for-tests) is never evidence of a "
+         "decision", "run the campaign on the rented GPU without --allow-cpu-for-tests"),
     Code("gpus-beyond-rental", E, C, "the program runs on the GPUs of the lots billed",
          "rent and register the lots the runs used, or report the GPUs actually used"),
     Code("ids-match-mismatch", E, C, "ids_match compares the ID sets, not their counts", _CLAIM_FIX),

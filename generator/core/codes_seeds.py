@@ -17,6 +17,7 @@ SEEDS: dict[str, str] = {
     "corpus-size-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "csv-delimiter": "000/001/002 §4 (usual CSV rules)",
     "decimal-comma": "000/001/002 §4",
+    "device-not-gpu": "000/001/002 §2, §4 device; 004 §2 (never falls back to the CPU)",
     "different-work": (
         "003 'Beispiel: dieselben 1.000 Texte klassifizieren'; 003 'Eingaben, Referenz und Manifest vorbereiten'; "
         "000/001/002 §2; 000/001/002 §1, §2; 003 'Start, Aufwärmphase und gemessenen Durchlauf trennen'; "
@@ -52,6 +53,7 @@ SEEDS: dict[str, str] = {
     "gpu-not-rented": (
         "000/001/002 §4 gpu_model; 003 'Eingaben, Referenz und Manifest vorbereiten'; 003 'Die gebundenen Kosten "
         "mit unseren Paketen berechnen'; 000/001/002 §2, §5"),
+    "gpu-count-not-registered": "000/001/002 §2, §4 gpu_count; 003 'Speicher als Machbarkeitskriterium nutzen'",
     "gpus-beyond-rental": "000/001/002 §5; 003 'Speicher als Machbarkeitskriterium nutzen'",
     "ids-match-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "illustrative-price": "003 'Die gebundenen Kosten mit unseren Paketen berechnen'; 004 §4",
@@ -153,6 +155,7 @@ SEEDS: dict[str, str] = {
     "tariff-not-catalogue": (
         "003 'Die gebundenen Kosten mit unseren Paketen berechnen', 'Das Protokoll herunterladen'; 004 Inhalt, "
         "§4; 000/001/002 §5; 004 §4; 003 'Die gebundenen Kosten mit unseren Paketen berechnen'"),
+    "test-run": "000/001/002 §2, §4 device; 004 §2 (never falls back to the CPU)",
     "unknown-column": (
         "000/001/002 §3, §4 (the 38 columns); 003 'Dauern lesen, ohne fünf Versuche zu überinterpretieren'"),
     "unknown-outcome": "000/001/002 §3; 003 'Wiederholen und Fehlschläge beibehalten'",

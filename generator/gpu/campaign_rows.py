@@ -15,6 +15,7 @@ from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan, Sett
 
 WARMUP_TEXTS = 64
 CPU_NOTE = "TEST-ONLY CPU run (--allow-cpu-for-tests): not a GPU measurement, no memory counters"
+TEST_NOTE = "TEST RUN (--allow-cpu-for-tests): never evidence of a decision"
 MAX_ERROR = 500
 
 
@@ -87,6 +88,8 @@ def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], 
     parts = []
     if config.device == "cpu":
         parts.append(CPU_NOTE)
+    elif config.allow_cpu_for_tests:
+        parts.append(TEST_NOTE)
     if row["status"] != "ok":
         kind = "oom" if (row["error"] or "").startswith("out of memory") else "failed"
         error = (row["error"] or "").replace("\n", " ").replace(";", ",")[:MAX_ERROR]
@@ -152,11 +155,13 @@ def measurement_document(plan: Plan, config: CampaignConfig, env: dict[str, Any]
                          described: dict[str, Any]) -> dict[str, Any]:
     """The measurement JSON of one variant (measurement schema): its run, environment, configuration, model, phases.
 
-    `described` joins the model's record: truncation, padding, precision, run order."""
+    `described` joins the model's record: truncation, padding, precision, run order. A run with
+    --allow-cpu-for-tests is marked `test_run`: `check` never ranks a configuration that rests on it."""
     return {
         "schema_version": "1",
         "tool": f"gpu-audit {__version__} campaign run" + (" (TEST-ONLY CPU run)" if config.device == "cpu" else ""),
         "synthetic_data": False,
+        **({"test_run": True} if config.allow_cpu_for_tests else {}),
         "run": {"experiment_id": exp["id"], "variant_id": variant["id"]},
         "environment": env,
         "configuration": {"device": config.device, "batch": settings.batch, "context": settings.context,

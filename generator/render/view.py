@@ -113,6 +113,7 @@ class NoteView:
     errors: int
     warnings: int
     synthetic: bool
+    test_run: bool  # every configuration rests on a test run: page 1 says "Test run: no decision"
     configurations: tuple[Configuration, ...]
     acceptance_rows: list[AttemptRow]
     acceptance_left_out: LeftOut | None
@@ -320,6 +321,7 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
         errors=d.finding_counts["error"], warnings=d.finding_counts["warning"],
         synthetic=bool(d.campaign and d.campaign.synthetic_data)
         or any(c.measurement and c.measurement.synthetic_data for c in configs),
+        test_run=bool(configs) and all(c.test_run for c in configs),
         configurations=configs,
         acceptance_rows=acceptance_rows[:ROWS_LISTED], acceptance_left_out=_left_out(acceptance_rows),
         memory_rows=memory_rows[:ROWS_LISTED], memory_left_out=_left_out(memory_rows),

@@ -209,6 +209,7 @@ class MeasurementDoc:
     synthetic_model: SyntheticModel | None
     model: MeasuredModel | None
     phases: tuple[Phase, ...]
+    test_run: bool | None = None  # true: written by a test run (campaign run --allow-cpu-for-tests)
 
     @classmethod
     def of(cls, data: JsonObject) -> MeasurementDoc:
@@ -224,4 +225,4 @@ class MeasurementDoc:
             SyntheticModel(as_str(s["architecture"]), as_int(s["parameter_count"])) if s is not None else None,
             MeasuredModel(as_str(m["name"]), opt_str(m.get("revision")), opt_int(m.get("parameter_count")), dict(m))
             if m is not None else None,
-            tuple(Phase.of(p) for p in as_objects(data["phases"])))
+            tuple(Phase.of(p) for p in as_objects(data["phases"])), opt_bool(data.get("test_run")))

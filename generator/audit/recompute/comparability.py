@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import ExperimentSpec
 from generator.audit.inputs.rows import GRID_COLUMNS, GridRow
-from generator.audit.recompute import seeds
+from generator.audit.recompute import rentaldevice, seeds
 
 E = Severity.ERROR
 # Columns that must be identical across an experiment, except the declared variable.
@@ -152,24 +151,17 @@ def _completeness(exp: ExperimentSpec, rows: list[tuple[GridRow, int]], grid_fil
     return out
 
 
-def _tokens(text: str) -> list[str]:
-    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
-
-
 def rented_gpu_findings(row: GridRow, line: int, grid_file: str, rental_gpu: str,
                         model_name: str | None) -> list[Finding]:
     """gpu_model must be the GPU the experiment rents: fast hardware must not be billed at a cheaper lot's price.
 
     The rented GPU is named by its tariff id (`rtx-4090`) and, when priced, the catalogue's model name
-    (`GeForce RTX 4090`); the runtime writes vendor names (`NVIDIA GeForce RTX 4090`). Every word of either
-    name must appear in gpu_model.
+    (`GeForce RTX 4090`); the runtime writes vendor names (`NVIDIA GeForce RTX 4090`). Vendor and brand words set
+    aside, gpu_model names that model whole (`NVIDIA GeForce RTX 4090 D` is another GPU: rentaldevice).
     """
     claimed = row.gpu_model
-    if not isinstance(claimed, str) or not claimed.strip():
-        return []
-    seen = "".join(_tokens(claimed))
-    names = [n for n in (rental_gpu, model_name) if n and _tokens(n)]
-    if not names or any(all(t in seen for t in _tokens(n)) for n in names):
+    if not isinstance(claimed, str) or not claimed.strip() or rentaldevice.is_rented_model(claimed, rental_gpu,
+                                                                                           model_name):
         return []
     return [make_finding("gpu-not-rented", E, grid_file,
                          f"gpu_model {claimed!r} is not the rented GPU {rental_gpu!r}"

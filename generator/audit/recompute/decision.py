@@ -22,6 +22,7 @@ from generator.audit.recompute import (
     measured_config,
     memory,
     provenance,
+    rentaldevice,
     resumes,
     runtimes,
     samework,
@@ -196,9 +197,9 @@ def _row_checks(ctx: _Context, index: int, row: GridRow, line: int, exp: Experim
     ctx.findings.extend(provenance.driver_row_findings(row, line, ctx.grid_file))
     if exp is None:
         return
-    tariff = ctx.tariffs.get((exp.rental.gpu, exp.rental.duration_days))
-    ctx.findings.extend(comparability.rented_gpu_findings(row, line, ctx.grid_file, exp.rental.gpu,
-                                                          tariff.model_name if tariff else None))
+    ctx.findings.extend(rentaldevice.row_findings(row, line, ctx.grid_file))
+    model_name = rentaldevice.rented_model_name(ctx.tariffs.values(), exp.rental.gpu)
+    ctx.findings.extend(comparability.rented_gpu_findings(row, line, ctx.grid_file, exp.rental.gpu, model_name))
     _measurement_findings(ctx, row, line, exp)
 
 
@@ -275,6 +276,8 @@ def _configuration(ctx: _Context, exp: ExperimentSpec, variant: Variant, rows: l
         cost_per_accepted_result=(cost.per_result(total, distinct) if total is not None else
                                   CostPerResult(None, "no tariff for this GPU and duration")),
         subgroups=groups or None, seeds=per_seed, corpora=per_corpus,
+        test_run=rentaldevice.is_test_run(ctx.measurements.get(variant.measurement or ""), (r for _, r, _ in rows))
+        or None,
         resume=None if plan is None else ResumeBalance(plan.resume.of, plan.resume.setting, len(plan.interrupted),
                                                        plan.interrupted_seconds))
 
@@ -341,6 +344,7 @@ def recompute(protocol: Protocol, grid_file: str, rows: list[GridRow], lines: li
     ctx.findings.extend(attempts.series_findings(protocol, "protocol.json"))
     ctx.findings.extend(seeds.protocol_findings(protocol, "protocol.json"))
     ctx.findings.extend(provenance.measurement_findings(protocol, measurements))
+    ctx.findings.extend(rentaldevice.device_findings(protocol, measurements, ctx.tariffs.values()))
     ctx.findings.extend(samework.same_work_findings(protocol, rows, grid_file, measurements))
     ctx.findings.extend(measured_config.input_order_findings(protocol, measurements))
     by_exp = _rows_by_experiment(rows, lines)

@@ -249,6 +249,8 @@ class Configuration(JsonRecord):
     resume: ResumeBalance | None = field(default=None, metadata=OMIT_IF_NONE)  # a resume variant's own part
     # Each corpus's runs kept apart, when the work is several corpora (absent otherwise).
     corpora: tuple[CorpusRuns, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    # True when its evidence is a test run (marked test_run, or run on the CPU): never ranked (absent otherwise).
+    test_run: bool | None = field(default=None, metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)

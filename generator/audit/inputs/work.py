@@ -8,7 +8,7 @@ from generator.audit.inputs.access import as_int, as_number, as_object, as_objec
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
 from generator.core.jsonvalue import JsonObject
 
-__all__ = ["Corpus", "FurtherCorpus", "Quality", "QualityReference", "Split", "Subgroup"]
+__all__ = ["Corpus", "FurtherCorpus", "Quality", "QualityReference", "ReferenceSource", "Split", "Subgroup"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,23 @@ class FurtherCorpus:
 
 
 @dataclass(frozen=True)
+class ReferenceSource:
+    """Where the reference value comes from: a registered split, a publication, or an earlier gpu-audit bundle
+    (`kind`, and the fields of that kind only; the schema's if-then keeps the others out)."""
+
+    kind: str  # split, publication or bundle
+    split: str | None = field(default=None, metadata=OMIT_IF_NONE)  # split: the registered split's name
+    citation: str | None = field(default=None, metadata=OMIT_IF_NONE)  # publication: as the file writes it
+    id: str | None = field(default=None, metadata=OMIT_IF_NONE)  # bundle: its ID, GA- and 16 hex digits
+    fingerprint: str | None = field(default=None, metadata=OMIT_IF_NONE)  # bundle: SHA-256 of its decision.json
+
+    @classmethod
+    def of(cls, data: JsonObject) -> ReferenceSource:
+        return cls(as_str(data["kind"]), opt_str(data.get("split")), opt_str(data.get("citation")),
+                   opt_str(data.get("id")), opt_str(data.get("fingerprint")))
+
+
+@dataclass(frozen=True)
 class QualityReference:
     """The named reference value the tolerance is measured against (a number as the file writes it)."""
 
@@ -52,10 +69,19 @@ class QualityReference:
     # The registered split it was measured on; left out of decision.json when not given (recompute.jsonrecord's
     # OMIT_IF_NONE, written out: this side imports only core).
     split: str | None = field(default=None, metadata={"omit_if_none": True})
+    source: ReferenceSource | None = field(default=None, metadata=OMIT_IF_NONE)  # its origin, as registered
+
+    def origin(self) -> ReferenceSource | None:
+        """The registered origin: `source`, else `split` read as a split source; None when neither is given."""
+        if self.source is not None:
+            return self.source
+        return None if self.split is None else ReferenceSource("split", split=self.split)
 
     @classmethod
     def of(cls, data: JsonObject) -> QualityReference:
-        return cls(as_str(data["name"]), as_number(data["value"]), opt_str(data.get("split")))
+        source = data.get("source")
+        return cls(as_str(data["name"]), as_number(data["value"]), opt_str(data.get("split")),
+                   ReferenceSource.of(as_object(source)) if isinstance(source, dict) else None)
 
 
 @dataclass(frozen=True)

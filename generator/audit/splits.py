@@ -1,8 +1,10 @@
-"""Training and tuning data kept apart from the comparison corpus: no split shares an ID with the expected IDs,
-and the reference value names a split the protocol registers (000/001/002 §1; 003 'Eingaben, Referenz und
-Manifest vorbereiten')."""
+"""Training and tuning data kept apart from the comparison corpus: no split shares an ID with the expected IDs of
+any corpus (000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'). The reference value's split is
+`reforigin`'s."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,30 +27,24 @@ def _shared(split: LabelFile, expected: LabelFile) -> tuple[int, list[str]]:
     return len(pc.unique(shared)), first
 
 
-def split_findings(protocol: Protocol, expected: LabelFile | None, splits: dict[str, LabelFile]) -> list[Finding]:
-    """Each split against the expected IDs, and the reference's split against the registered ones."""
+def split_findings(protocol: Protocol, expected: Sequence[LabelFile | None],
+                   splits: dict[str, LabelFile]) -> list[Finding]:
+    """Each registered split against the expected IDs of every corpus (the first, then the further ones)."""
     out: list[Finding] = []
-    registered = protocol.splits or ()
-    for i, split in enumerate(registered):
+    for i, split in enumerate(protocol.splits or ()):
         read = splits.get(split.name)
-        if read is None or expected is None or not read.readable or not expected.readable:
-            continue  # a split or an expected-IDs file that cannot be read is a finding of its own already
-        count, first = _shared(read, expected)
-        if count:
-            out.append(make_finding(
-                "split-overlaps-evaluation", Severity.ERROR, PROTOCOL_FILE, f"the {split.name} split "
-                f"({split.ids}) shares {count} ID(s) with the expected IDs of the corpus, first "
-                + ", ".join(repr(v) for v in first), field=f"/splits/{i}/ids", claimed=0, recomputed=count,
-                rule="training and tuning data are kept apart from the comparison corpus",
-                fix="evaluate on texts the model was not trained or tuned on: remove the shared IDs from the "
-                    "split, or choose another comparison corpus, and register the protocol again"))
-    cited = protocol.quality.reference.split
-    if cited is not None and cited not in {s.name for s in registered}:
-        names = ", ".join(s.name for s in registered) or "none"
-        out.append(make_finding(
-            "reference-split-unknown", Severity.ERROR, PROTOCOL_FILE, f"the reference value names the split "
-            f"{cited!r}, which the protocol does not register (registered: {names})",
-            field="/quality/reference/split", value=cited,
-            rule="the reference value names the registered split it was measured on",
-            fix="register the split in `splits` with its revision and IDs, or name one that is registered"))
+        if read is None or not read.readable:
+            continue  # a split that cannot be read is a finding of its own already
+        for corpus in expected:
+            if corpus is None or not corpus.readable:
+                continue  # nor can an expected-IDs file
+            count, first = _shared(read, corpus)
+            if count:
+                out.append(make_finding(
+                    "split-overlaps-evaluation", Severity.ERROR, PROTOCOL_FILE, f"the {split.name} split "
+                    f"({split.ids}) shares {count} ID(s) with the expected IDs of the corpus ({corpus.file}), first "
+                    + ", ".join(repr(v) for v in first), field=f"/splits/{i}/ids", claimed=0, recomputed=count,
+                    rule="training and tuning data are kept apart from the comparison corpus",
+                    fix="evaluate on texts the model was not trained or tuned on: remove the shared IDs from the "
+                        "split, or choose another comparison corpus, and register the protocol again"))
     return out

@@ -19,6 +19,7 @@ from generator.audit.readers.csvtable import Table
 from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
 from generator.audit.recompute import attempts, cost
+from generator.audit.reforigin import origin_findings
 from generator.audit.splits import split_findings
 from generator.audit.subgroupsets import subgroup_findings
 from generator.audit.tariffrules import ManifestProof, manifest_findings, table_findings
@@ -312,8 +313,9 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
             truth.distinct = _check_expected(truth.expected, truth.corpus.size, out)
     if protocol is not None:
         out.extend(_corpora_findings(protocol))
-        for expected in [inputs.expected, *(t.expected for t in inputs.further)]:
-            out.extend(split_findings(protocol, expected, inputs.split_ids))
+        out.extend(split_findings(protocol, [inputs.expected, *(t.expected for t in inputs.further)],
+                                  inputs.split_ids))
+        out.extend(origin_findings(protocol))
         out.extend(subgroup_findings(protocol, inputs.expected, inputs.subgroup_ids))
     out.extend(loaded["reference"])
     if inputs.reference is not None and inputs.expected is not None:

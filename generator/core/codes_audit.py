@@ -119,6 +119,13 @@ AUDIT: tuple[Code, ...] = (
          "its own ID"),
     Code("reference-split-unknown", E, S, "the reference value names the registered split it was measured on",
          "register the split, or name one that is registered"),
+    Code("reference-origin-unregistered", W, S, "the reference value names where it comes from: a registered split "
+         "kept apart from the evaluation corpus, a publication, or an earlier gpu-audit bundle (without it, it may "
+         "include evaluation data)", "register quality.reference.source before the runs"),
+    Code("reference-origin-conflict", E, S, "the reference value has one origin: `split` is the same as a source of "
+         "kind split", "keep `source` alone, or give `split` the split the source names"),
+    Code("reference-citation-blank", E, S, "a publication the reference value comes from is cited: blank after "
+         "trimming whitespace and invisible characters is no citation", "write the citation"),
     Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "
          "size and a 64-hex SHA-256", "copy the archive's MANIFEST.json unchanged, or remove files.lab_manifest"),
     Code("tariffs-not-in-manifest", E, S, "a tariffs file proven by the Lab archive's manifest has the size and "

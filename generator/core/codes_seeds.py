@@ -124,7 +124,8 @@ SEEDS: dict[str, str] = {
     "runs-overlap": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'; 000/001/002 §3",
     "schema-violation": (
         "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §3; 003 'Start, Aufwärmphase und "
-        "gemessenen Durchlauf trennen'; 000/001/002 §4 elapsed_seconds"),
+        "gemessenen Durchlauf trennen'; 000/001/002 §4 elapsed_seconds; 000/001/002 §1 (the reference's origin); 003 "
+        "'Eingaben, Referenz und Manifest vorbereiten'"),
     "synthetic-data-mismatch": "004 §3; 000/001/002 Einleitung",
     "synthetic-model-measurement": "004 Inhalt, §3; 000/001/002 §3",
     "package-longer-than-needed": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
@@ -149,6 +150,9 @@ SEEDS: dict[str, str] = {
     "subgroup-repeated": "003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der "
                          "Präzision prüfen'",
     "reference-split-unknown": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
+    "reference-origin-unregistered": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
+    "reference-origin-conflict": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
+    "reference-citation-blank": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "lab-manifest-refused": "004 Inhalt (MANIFEST.json: sizes and SHA-256 of the eight content files)",
     "tariffs-not-in-manifest": (
         "004 Inhalt (MANIFEST.json, tarifs-forfaits.csv); 003 'Die gebundenen Kosten mit unseren Paketen berechnen'"),

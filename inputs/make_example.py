@@ -29,6 +29,7 @@ GRID_COLUMNS = json.loads((ROOT.parent / "schemas" / "raw-results-row.schema.jso
 THRESHOLD, TOLERANCE, REFERENCE_VALUE = 0.80, 0.03, 0.84
 RUNS, COLD_RUNS, WARMUP = 5, 1, 2
 BATCHES = [1, 4, 8]
+TUNING_IDS = "splits/tuning-ids.csv"  # the tuning split's IDs, in the campaign folder
 
 # Synthetic hardware profiles: median seconds per batch, memory model, environment strings.
 EXPERIMENTS = [
@@ -156,6 +157,12 @@ def main() -> None:
     for name, members in groups.items():
         write_csv(OUT / "subgroups" / f"{name}.csv", ["id"], [[i] for i in members])
     shutil.copyfile(CORPUS / "eval-reference.csv", OUT / "reference.csv")
+    # The reference value is said to be measured on the tuning split: the corpus's real one (tune.jsonl, 500 texts,
+    # disjoint from eval.jsonl), registered with its IDs so that check can keep it apart from the expected IDs.
+    with (CORPUS / "tune.jsonl").open(encoding="utf-8") as fh:
+        tuning = [json.loads(line)["id"] for line in fh]
+    (OUT / "splits").mkdir()
+    write_csv(OUT / TUNING_IDS, ["id"], [[i] for i in tuning])
     write_csv(OUT / "tarifs-forfaits.csv",
               ["gpu", "model_name", "duration_days", "price_per_lot_usd_minor", "gpus_per_lot", "snapshot_date", "price_status"],
               [["rtx-4090", "GeForce RTX 4090", 7, 11000, 1, "2026-09-24", "published"],
@@ -291,11 +298,13 @@ def main() -> None:
                  "predictions, durations, memory figures and environments are generated.",
         "corpus": {"name": "debian-descriptions eval", "revision": corpus_revision, "size": len(ids),
                    "source": "Debian 12 bookworm package descriptions, labelled by section (inputs/corpora)"},
+        "splits": [{"name": "tuning", "revision": "debian-descriptions-tune@sha256:" + sha256(CORPUS / "tune.jsonl")[:16],
+                    "ids": TUNING_IDS}],
         "classes": classes,
         "output_format": {"columns": ["id", "label"], "encoding": "utf-8", "delimiter": ","},
         "quality": {"metric": "macro_f1", "threshold": THRESHOLD, "tolerance": TOLERANCE, "direction": "higher_is_better",
                     "reference": {"name": "reference configuration (fp32, batch 1) on the tuning split, SYNTHETIC",
-                                  "value": REFERENCE_VALUE},
+                                  "value": REFERENCE_VALUE, "source": {"kind": "split", "split": "tuning"}},
                     # Each subgroup is judged by the main rule (none registers its own).
                     "subgroups": [{"id": name, "ids": f"subgroups/{name}.csv", "edges": edges_text(low, high)}
                                   for name, low, high in SUBGROUP_EDGES]},

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from generator.audit.findings import Finding
+from generator.audit.inputs.work import ReferenceSource
 from generator.audit.recompute.decisionfile import read_decision
 from generator.audit.recompute.jsonrecord import to_json_value
 from generator.audit.recompute.model import (
@@ -114,6 +115,7 @@ class NoteView:
     warnings: int
     synthetic: bool
     test_run: bool  # every configuration rests on a test run: page 1 says "Test run: no decision"
+    reference_origin: ReferenceSource | None  # where the reference value comes from; None: unregistered (page 1)
     configurations: tuple[Configuration, ...]
     acceptance_rows: list[AttemptRow]
     acceptance_left_out: LeftOut | None
@@ -322,6 +324,7 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
         synthetic=bool(d.campaign and d.campaign.synthetic_data)
         or any(c.measurement and c.measurement.synthetic_data for c in configs),
         test_run=bool(configs) and all(c.test_run for c in configs),
+        reference_origin=d.rule.reference.origin() if d.rule else None,
         configurations=configs,
         acceptance_rows=acceptance_rows[:ROWS_LISTED], acceptance_left_out=_left_out(acceptance_rows),
         memory_rows=memory_rows[:ROWS_LISTED], memory_left_out=_left_out(memory_rows),

@@ -18,7 +18,7 @@ from generator.audit.load import CampaignInputs, RunFile
 from generator.audit.readers.csvtable import Table
 from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
-from generator.audit.recompute import attempts, cost
+from generator.audit.recompute import attempts, cost, reproduction
 from generator.audit.splits import split_findings
 from generator.audit.subgroupsets import subgroup_findings
 from generator.audit.tariffrules import ManifestProof, manifest_findings, table_findings
@@ -55,6 +55,7 @@ def _check_protocol(protocol: Protocol, file: str, out: list[Finding],
     protocol_rules.check_direction(protocol, file, out)
     protocol_rules.check_run_order(protocol, file, out)
     protocol_rules.check_revisions(protocol, file, out)
+    out.extend(reproduction.registration_findings(protocol.quality, file))
     _check_experiments(protocol, file, out)
     _check_times(protocol, file, out)
 

@@ -98,6 +98,9 @@ AUDIT: tuple[Code, ...] = (
     Code("reproduction-beyond-bound", E, C, "with the target bounded, the metric's spread across a configuration's "
          "warm runs is at most the registered bound", "find what makes the runs differ, or register a bound they "
          "can meet"),
+    Code("reproduction-not-registered", W, S, "the protocol states what is to be reproduced (identical, bounded or "
+         "quality); absent, the default quality applies: acceptance alone",
+         "register quality.reproduction before the runs of a new campaign"),
     Code("seed-not-listed", E, C, "an experiment with common seeds runs only the seeds it lists, and announces one of "
          "them", "write the seed a run used; a seed not listed before the runs belongs to another protocol"),
     Code("seed-runs-missing", E, C, "every variant keeps its registered warm and cold runs under each common seed",

@@ -132,6 +132,7 @@ SEEDS: dict[str, str] = {
     "rental-periods-mismatch": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
+    "reproduction-not-registered": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "seed-not-listed": "003 'Qualität nach einem Wechsel der Präzision prüfen'; 000/001/002 §4 seed",
     "seed-runs-missing": (
         "003 'Qualität nach einem Wechsel der Präzision prüfen'; 003 'Wiederholen und Fehlschläge beibehalten'"),

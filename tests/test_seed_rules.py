@@ -39,7 +39,7 @@ from generator.audit.findings import Finding
 # tests/seed_rules.py, then issues 31's, 33's and 34's rules, one module per topic (they import its helpers);
 # seed_rules_runs34: issue 34's input order, set-up time and resumes; seed_rules_evidence: issue 47's;
 # seed_rules_measured: issue 47 item 1's (measured evidence is required for an answer); seed_rules_incidents:
-# item 4's reproduction target by default
+# item 4's reproduction target by default and incidents explained
 SEED_RULES = [*FIRST_RULES, *RUN_RULES, *OUTCOME_RULES, *WORK_RULES, *MESSAGE_RULES, *PRICE_RULES, *PROTOCOL_RULES,
               *SUBGROUP_RULES, *RUNS34_RULES, *CORPORA_RULES, *EVIDENCE_RULES, *MEASURED_RULES, *INCIDENT_RULES]
 

@@ -261,6 +261,7 @@ def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) ->
         _row_identity(key, line, grid.file, experiments, bool(protocol), out)
         outcome = row_outcome(row.notes)
         out.extend(attempts.row_outcome_findings(outcome, protocol, line, grid.file))
+        out.extend(attempts.incident_findings(outcome, row.notes, line, grid.file))
         _row_duration(outcome, row.elapsed_seconds, line, grid.file, out)
         _row_file(runs[index], row, line, grid.file, outcome, template_ok, out)
 

@@ -182,6 +182,8 @@ AUDIT: tuple[Code, ...] = (
     Code("failed-run-timed-zero", E, C, "a failed run has no duration", "leave elapsed_seconds empty"),
     Code("fewer-than-five-runs", W, C, "five measured runs per variant, in a rotated or drawn order",
          "register and run at least five measured runs per variant"),
+    Code("incident-unexplained", W, C, "an incident row (failed, excluded or resumed attempt) explains itself in "
+         "notes: error=, reason= or explanation=, in words", "add reason=<what happened and why> to the row's notes"),
     Code("fixed-value-mismatch", E, C, "only the declared variable changes across an experiment's rows",
          "study other changes in a separate experiment"),
     Code("format-valid-mismatch", E, C, "format_valid is recomputed from the prediction file", _CLAIM_FIX),

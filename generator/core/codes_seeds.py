@@ -41,6 +41,7 @@ SEEDS: dict[str, str] = {
     "failed-run-accepted": "003 'Wiederholen und Fehlschläge beibehalten'; 000/001/002 §5",
     "failed-run-timed-zero": "000/001/002 §5; 003 'Wiederholen und Fehlschläge beibehalten'",
     "fewer-than-five-runs": "000/001/002 §3; 003 'Dauern lesen, ohne fünf Versuche zu überinterpretieren'",
+    "incident-unexplained": "000/001/002 §3, §4 notes; 003 'Wiederholen und Fehlschläge beibehalten'",
     "field-count": "000/001/002 §4",
     "fixed-value-mismatch": (
         "000/001/002 §2; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'; 003 'Eingaben, Referenz und "

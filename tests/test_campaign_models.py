@@ -19,6 +19,8 @@ transformers = pytest.importorskip("transformers")
 
 from test_campaign_run import errors, run_times_registered_now  # noqa: E402 (the same registration and check)
 
+from generator.audit.readers.grid import row_outcome  # noqa: E402
+from generator.audit.recompute.attempts import incident_findings  # noqa: E402
 from generator.gpu import campaign_run, hfmodel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,6 +200,8 @@ def test_out_of_memory_kept(kit: dict[str, Any], tmp_path: Path, monkeypatch: py
     assert all(r["notes"].find("outcome=") < 0 for r in rows if r["variant_id"] == "v0")
     failed = [r for r in rows if r["variant_id"] == "v1"]
     assert len(failed) == 2 and all("outcome=oom" in r["notes"] and r["elapsed_seconds"] == "" for r in failed)
+    # each incident explained as check reads notes (error= with the message), so check has nothing to warn of
+    assert [f for r in failed for f in incident_findings(row_outcome(r["notes"]), r["notes"], 2, "g.csv")] == []
     completed = int(re.search(r"completed=(\d+)", failed[0]["notes"]).group(1))  # type: ignore[union-attr]
     with (out / "predictions/series/v1/warm-1.csv").open(encoding="utf-8", newline="") as fh:
         assert len(list(csv.reader(fh))) - 1 == completed < N

@@ -25,12 +25,13 @@ def protocol() -> dict[str, Any]:
     return json.loads((CAMPAIGN / "protocol.json").read_text(encoding="utf-8"))
 
 
-def test_the_campaign_checks_with_no_error_and_only_the_no_tariff_and_reference_origin_warnings() -> None:
-    # Its reference names no registered origin (registered before quality.reference.source existed): a warning.
+def test_the_campaign_checks_with_no_error_and_only_the_no_tariff_reference_origin_and_reproduction_warnings() -> None:
+    # Registered before quality.reference.source and the reproduction target were asked for: its reference names
+    # no registered origin, and the default target applies; a warning says each.
     findings = check_campaign(CAMPAIGN).findings
     assert [f.code for f in findings if f.severity is Severity.ERROR] == []
-    assert {f.code for f in findings if f.severity is Severity.WARNING} == {"no-tariff",
-                                                                            "reference-origin-unregistered"}
+    assert {f.code for f in findings if f.severity is Severity.WARNING} == {
+        "no-tariff", "reference-origin-unregistered", "reproduction-not-registered"}
     assert protocol()["synthetic_data"] is False
 
 

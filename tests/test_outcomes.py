@@ -1,4 +1,5 @@
-"""Issue 31 items 5-8 in units: outcomes as the notes write them, separation without spread, the driver."""
+"""Issue 31 items 5-8 in units: outcomes as the notes write them, separation without spread, the driver; issue 47
+item 4: each incident explained in notes."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import EXAMPLE, REPO
-from seed_rules import SETUPS
+from conftest import EXAMPLE, GRID, REPO
+from seed_rules import OK_NOTE, RTX, SETUPS, set_row
 from seed_rules_outcomes import m_registered_exclusion
 
 from generator.audit.check import check_campaign
@@ -109,3 +110,43 @@ def test_decision_lists_the_exclusion_and_reads_back(tmp_path: Path) -> None:
     assert model.DecisionDocument.from_json_dict(decision).to_json_dict() == decision
     # the clean example excludes nothing, and its decision.json has no exclusions key: it reads as before
     assert "exclusions" not in check_campaign(EXAMPLE).decision["decision"]
+
+
+# Issue 47 item 4: an incident row explains itself in notes (error=, reason= or explanation=, in words).
+@pytest.mark.parametrize(("notes", "found"), [
+    ("outcome=oom; completed=408", True),  # the issue's row: only what the machine reads
+    (f"{OK_NOTE}; outcome=oom; completed=408", True),  # free text about the row is no explanation of the incident
+    ("outcome=oom; completed=408; reason=x", False),  # one visible character is an explanation
+    ("outcome=oom; completed=408; reason= x ", False),
+    ("outcome=oom; completed=408; reason=   ", True),  # only blanks
+    ("outcome=oom; completed=408; reason=\u00a0\u200b\ufeff", True),  # only characters that show nothing
+    ("outcome=oom; completed=408; reason=;", True),
+    ("outcome=oom; completed=408; myreason=memory", True),  # another key that ends in "reason" explains nothing
+    ("outcome=failed; completed=3; error=process killed by the scheduler", False),
+    ("outcome=aborted; completed=1000; explanation=the provider restarted the machine", False),
+    ("outcome=excluded; cause=preemption", True),  # the registered cause names the rule, not what happened
+    ("outcome=resumed; resumed=b8/warm/3", True),
+    ("outcome=resumed; resumed=b8/warm/3; reason=resumed from the checkpoint after the node restart", False),
+    (None, False), ("", False), (OK_NOTE, False), ("outcome=ok", False),  # an ok row needs nothing
+    ("outcome=crashed", False),  # an unknown outcome is its own error (unknown-outcome), not an incident
+])
+def test_an_incident_explains_itself_in_notes(notes: str | None, found: bool) -> None:
+    found_here = _module("attempts").incident_findings(row_outcome(notes), notes, 11, "resultats-bruts.csv")
+    assert [(f.code, f.severity.value, f.file, f.line, f.field, f.value) for f in found_here] == \
+        ([("incident-unexplained", "warning", "resultats-bruts.csv", 11, "notes", notes)] if found else [])
+
+
+def test_an_unexplained_incident_names_its_row_in_check(tmp_path: Path) -> None:
+    # the example's out-of-memory row reduced to outcome= and completed=: a warning naming the grid file, its line,
+    # the field and the value as written; b8 stays inadmissible and b4 answers
+    folder = tmp_path / "campaign"
+    shutil.copytree(EXAMPLE, folder)
+    line = set_row(folder, RTX, "b8", "warm", 3, notes="outcome=oom; completed=408")
+    result = check_campaign(folder)
+    found = [f for f in result.findings if f.code == "incident-unexplained"]
+    assert [(f.file, f.line, f.field, f.claimed, f.configurations) for f in found] == \
+        [(GRID, line, "notes", "outcome=oom; completed=408", ("rtx4090-batch/b8",))]
+    assert [f for f in result.findings if f.is_error] == []
+    assert result.decision["decision"]["answer"] == "rtx4090-batch/b4"
+    # the example's own row says what happened (error=...): nothing to report
+    assert not [f for f in check_campaign(EXAMPLE).findings if f.code == "incident-unexplained"]

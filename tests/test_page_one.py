@@ -52,9 +52,10 @@ def test_a_built_note_names_the_organisation_of_its_certificate(example_bundle: 
 
 def test_every_warning_is_on_page_one(h200: dict[str, Any]) -> None:
     text = page_one(render_html(h200))
-    assert "Warnings (3):" in text
+    assert "Warnings (4):" in text
     assert "reference-origin-unregistered (protocol.json): the reference value 0.830808" in text
     assert "package-longer-than-needed (protocol.json): the 7-day package (168 h) was rented" in text
+    assert "reproduction-not-registered (protocol.json): the protocol registers no reproduction target" in text
     assert "no-tariff (tarifs-forfaits.csv): no tariff for h200 over 7 days" in text
 
 
@@ -65,7 +66,8 @@ def test_warnings_beyond_the_first_few_are_counted_on_page_one(h200: dict[str, A
     many["finding_counts"]["warning"] = len(many["findings"])
     text = page_one(render_html(many))
     assert f"Warnings ({view.WARNINGS_ON_PAGE_ONE + 2}):" in text
-    assert text.count("no-tariff (") == view.WARNINGS_ON_PAGE_ONE - 2  # after the protocol's two
+    others = sum(f["code"] != "no-tariff" for f in h200["findings"])  # listed first: protocol.json's
+    assert text.count("no-tariff (") == view.WARNINGS_ON_PAGE_ONE - others
     assert '2 more are listed under "Findings".' in text
 
 

@@ -18,7 +18,7 @@ from generator.audit.load import CampaignInputs, RunFile
 from generator.audit.readers.csvtable import Table
 from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
-from generator.audit.recompute import attempts, cost
+from generator.audit.recompute import attempts, cost, reproduction
 from generator.audit.reforigin import origin_findings
 from generator.audit.splits import split_findings
 from generator.audit.subgroupsets import subgroup_findings
@@ -56,6 +56,7 @@ def _check_protocol(protocol: Protocol, file: str, out: list[Finding],
     protocol_rules.check_direction(protocol, file, out)
     protocol_rules.check_run_order(protocol, file, out)
     protocol_rules.check_revisions(protocol, file, out)
+    out.extend(reproduction.registration_findings(protocol.quality, file))
     _check_experiments(protocol, file, out)
     _check_times(protocol, file, out)
 
@@ -261,6 +262,7 @@ def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) ->
         _row_identity(key, line, grid.file, experiments, bool(protocol), out)
         outcome = row_outcome(row.notes)
         out.extend(attempts.row_outcome_findings(outcome, protocol, line, grid.file))
+        out.extend(attempts.incident_findings(outcome, row.notes, line, grid.file))
         _row_duration(outcome, row.elapsed_seconds, line, grid.file, out)
         _row_file(runs[index], row, line, grid.file, outcome, template_ok, out)
 

@@ -98,6 +98,9 @@ AUDIT: tuple[Code, ...] = (
     Code("reproduction-beyond-bound", E, C, "with the target bounded, the metric's spread across a configuration's "
          "warm runs is at most the registered bound", "find what makes the runs differ, or register a bound they "
          "can meet"),
+    Code("reproduction-not-registered", W, S, "the protocol states what is to be reproduced (identical, bounded or "
+         "quality); absent, the default quality applies: acceptance alone",
+         "register quality.reproduction before the runs of a new campaign"),
     Code("seed-not-listed", E, C, "an experiment with common seeds runs only the seeds it lists, and announces one of "
          "them", "write the seed a run used; a seed not listed before the runs belongs to another protocol"),
     Code("seed-runs-missing", E, C, "every variant keeps its registered warm and cold runs under each common seed",
@@ -186,6 +189,8 @@ AUDIT: tuple[Code, ...] = (
     Code("failed-run-timed-zero", E, C, "a failed run has no duration", "leave elapsed_seconds empty"),
     Code("fewer-than-five-runs", W, C, "five measured runs per variant, in a rotated or drawn order",
          "register and run at least five measured runs per variant"),
+    Code("incident-unexplained", W, C, "an incident row (failed, excluded or resumed attempt) explains itself in "
+         "notes: error=, reason= or explanation=, in words", "add reason=<what happened and why> to the row's notes"),
     Code("fixed-value-mismatch", E, C, "only the declared variable changes across an experiment's rows",
          "study other changes in a separate experiment"),
     Code("format-valid-mismatch", E, C, "format_valid is recomputed from the prediction file", _CLAIM_FIX),

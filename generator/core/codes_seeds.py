@@ -41,6 +41,7 @@ SEEDS: dict[str, str] = {
     "failed-run-accepted": "003 'Wiederholen und Fehlschläge beibehalten'; 000/001/002 §5",
     "failed-run-timed-zero": "000/001/002 §5; 003 'Wiederholen und Fehlschläge beibehalten'",
     "fewer-than-five-runs": "000/001/002 §3; 003 'Dauern lesen, ohne fünf Versuche zu überinterpretieren'",
+    "incident-unexplained": "000/001/002 §3, §4 notes; 003 'Wiederholen und Fehlschläge beibehalten'",
     "field-count": "000/001/002 §4",
     "fixed-value-mismatch": (
         "000/001/002 §2; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'; 003 'Eingaben, Referenz und "
@@ -133,6 +134,7 @@ SEEDS: dict[str, str] = {
     "rental-periods-mismatch": "003 'Die Dauer mit dem vollständigen Zeitplan wählen'",
     "reproduction-not-identical": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "reproduction-beyond-bound": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
+    "reproduction-not-registered": "003 'Qualität nach einem Wechsel der Präzision prüfen'",
     "seed-not-listed": "003 'Qualität nach einem Wechsel der Präzision prüfen'; 000/001/002 §4 seed",
     "seed-runs-missing": (
         "003 'Qualität nach einem Wechsel der Präzision prüfen'; 003 'Wiederholen und Fehlschläge beibehalten'"),

@@ -104,6 +104,12 @@ class Subgroup:
                    number("tolerance"), number("reference_value"))
 
 
+# The reproduction target a protocol that registers none is held to (docs/check.md): acceptable quality, acceptance
+# alone. PyTorch guarantees no identical outputs even under the same seed (003), so a stricter target is the
+# protocol's to register, never assumed.
+DEFAULT_REPRODUCTION = "quality"
+
+
 @dataclass(frozen=True)
 class Quality:
     """The pre-registered acceptance rule."""
@@ -113,9 +119,14 @@ class Quality:
     tolerance: float
     direction: str
     reference: QualityReference
-    reproduction: str | None = None  # identical, bounded or quality; None: not registered (quality assumed)
+    reproduction: str | None = None  # identical, bounded or quality; None: not registered (the default applies)
     reproduction_bound: float | None = None  # for bounded: the largest spread of the metric across warm runs
     subgroups: tuple[Subgroup, ...] = ()  # the planned subgroups, each judged on every run
+
+    @property
+    def reproduction_target(self) -> str:
+        """The reproduction target applied: the registered one, else DEFAULT_REPRODUCTION."""
+        return self.reproduction if self.reproduction is not None else DEFAULT_REPRODUCTION
 
     def subgroup_rule(self, subgroup: Subgroup) -> tuple[float, float, float]:
         """A subgroup's threshold, tolerance and reference value: its own, else the main rule's."""

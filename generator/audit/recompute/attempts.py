@@ -1,4 +1,5 @@
-"""Attempts as evidence: known outcomes, registered exclusions, five runs, and no separation without spread."""
+"""Attempts as evidence: known outcomes, registered exclusions, incidents explained, five runs, and no separation
+without spread."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from collections.abc import Sequence
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import Protocol
-from generator.audit.readers.grid import KNOWN_OUTCOMES, Outcome, row_outcome
+from generator.audit.readers.grid import EXPLANATION_KEYS, KNOWN_OUTCOMES, Outcome, row_outcome
 from generator.audit.recompute import timing
 from generator.audit.recompute.model import Configuration, PhaseTiming, RunExclusion, Separation
+from generator.audit.tariffrules import as_written, blank
 
 # The seeds ask for five measured runs per variant (000/001/002 §3): fewer show too little of the spread.
 MIN_RUNS = 5
@@ -49,6 +51,25 @@ def row_outcome_findings(outcome: Outcome, protocol: Protocol | None, line: int,
                               "alike to every variant, sets an attempt aside",
                          fix="write the attempt as it ended (outcome=failed, oom or aborted); an exclusion needs its "
                              "rule in the protocol before the runs and cause=<registered cause> in notes")]
+
+
+def incident_findings(outcome: Outcome, notes: str | None, line: int, file: str) -> list[Finding]:
+    """An incident (a failed, excluded or resumed attempt) whose notes explain it nowhere in words (no `error=`,
+    `reason=` or `explanation=` holding a visible character) is a warning: the row is kept, the incident unexplained
+    (000/001/002 §3)."""
+    if not outcome.incident or any(not blank(text) for text in outcome.explanations):
+        return []
+    keys = f"{', '.join(k + '=' for k in EXPLANATION_KEYS[:-1])} or {EXPLANATION_KEYS[-1]}="
+    said = (f"its {keys} item holds only blanks ({', '.join(repr(as_written(t)) for t in outcome.explanations)})"
+            if outcome.explanations else f"it has no {keys} item")
+    return [make_finding(
+        "incident-unexplained", W, file,
+        f"an attempt written outcome={outcome.status} is an incident, but its notes do not explain it: {said}",
+        line=line, field="notes", claimed=notes,
+        rule="an incident row (outcome=failed, oom, aborted, excluded or resumed) is kept and explained in notes: "
+             "error= (the error as seen), reason= or explanation= (what happened and why), in words",
+        fix=f"add to the row's notes what happened and why, e.g. `outcome={outcome.status}; ...; reason=<what "
+            "happened>`, or the error message as error=<message>; keep the row otherwise as it is")]
 
 
 def series_findings(protocol: Protocol, file: str) -> list[Finding]:

@@ -307,16 +307,19 @@ class QualityRule(JsonRecord):
     tolerance: float
     direction: str
     reference: QualityReference
-    reproduction: str | None = field(default=None, metadata=OMIT_IF_NONE)  # recompute.reproduction
+    # The target applied (recompute.reproduction): the registered one, else the default (inputs.work); absent in
+    # decisions made before the default was recorded, which then applied it too.
+    reproduction: str | None = field(default=None, metadata=OMIT_IF_NONE)
     reproduction_bound: float | None = field(default=None, metadata=OMIT_IF_NONE)
+    reproduction_registered: bool | None = field(default=None, metadata=OMIT_IF_NONE)  # False: the default applied
     subgroups: tuple[Subgroup, ...] | None = field(default=None, metadata=OMIT_IF_NONE)  # as registered
 
     @classmethod
     def of(cls, protocol: Protocol) -> QualityRule:
-        """The protocol's quality rule."""
+        """The protocol's quality rule, with the reproduction target applied and whether it was registered."""
         q = protocol.quality
-        return cls(q.metric, q.threshold, q.tolerance, q.direction, q.reference, q.reproduction, q.reproduction_bound,
-                   q.subgroups or None)
+        return cls(q.metric, q.threshold, q.tolerance, q.direction, q.reference, q.reproduction_target,
+                   q.reproduction_bound, q.reproduction is not None, q.subgroups or None)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""The registered reproduction target, checked on each configuration's warm runs: identical outputs, a bounded
-spread of the metric, or acceptable quality alone (003 'Qualität nach einem Wechsel der Präzision prüfen')."""
+"""The reproduction target, registered or else the default, checked on each configuration's warm runs: identical
+outputs, a bounded spread of the metric, or acceptable quality alone (003 'Qualität nach einem Wechsel der Präzision
+prüfen')."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import Quality
+from generator.audit.inputs.work import DEFAULT_REPRODUCTION
 from generator.audit.recompute.model import Configuration, Run
 
 IDENTICAL, BOUNDED, QUALITY = "identical", "bounded", "quality"
@@ -65,10 +67,27 @@ def _bounded(config: Configuration, runs: list[Run], bound: float, metric: str, 
         "before a new campaign")]
 
 
+def registration_findings(quality: Quality, file: str) -> list[Finding]:
+    """No target registered: the default (quality: acceptance alone) applies, and a warning says so, since the seeds
+    ask each protocol to state what it reproduces (003)."""
+    if quality.reproduction is not None:
+        return []
+    return [make_finding(
+        "reproduction-not-registered", Severity.WARNING, file, "the protocol registers no reproduction target "
+        f"(quality.reproduction is absent): the default, {DEFAULT_REPRODUCTION}, applies: each run is judged by "
+        "acceptance alone, and nothing checks how far a configuration's warm runs agree with one another",
+        field="/quality/reproduction", recomputed=DEFAULT_REPRODUCTION,
+        rule="the protocol states what is to be reproduced across the warm runs: identical outputs, a bounded "
+             f"deviation of the metric, or acceptable quality; absent, {DEFAULT_REPRODUCTION} applies",
+        fix='register "reproduction": {"target": "identical"}, {"target": "bounded", "bound": <largest spread>} or '
+            '{"target": "quality"} in protocol.json\'s quality before the runs of the next campaign; a target chosen '
+            "after the runs is no registration")]
+
+
 def reproduction_findings(quality: Quality, configurations: Sequence[Configuration],
                           digests: Mapping[str, tuple[int, str]], grid_file: str) -> list[Finding]:
-    """Each configuration's warm runs, each common seed's apart, against the registered reproduction target
-    (nothing for `quality`, or when none is registered: acceptance is then the only rule)."""
+    """Each configuration's warm runs, each common seed's apart, against the reproduction target applied (nothing
+    for `quality`, the default when none is registered: acceptance is then the only rule)."""
     out: list[Finding] = []
     for config in configurations:
         judged = _judged(config)
@@ -76,8 +95,8 @@ def reproduction_findings(quality: Quality, configurations: Sequence[Configurati
         # the predictions of several corpora.
         for key in dict.fromkeys((r.seed, r.corpus) for r in judged):
             runs = [r for r in judged if (r.seed, r.corpus) == key]
-            if quality.reproduction == IDENTICAL:
+            if quality.reproduction_target == IDENTICAL:
                 out.extend(_identical(config, runs, digests, grid_file))
-            elif quality.reproduction == BOUNDED and quality.reproduction_bound is not None:
+            elif quality.reproduction_target == BOUNDED and quality.reproduction_bound is not None:
                 out.extend(_bounded(config, runs, quality.reproduction_bound, quality.metric, grid_file))
     return out

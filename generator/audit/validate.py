@@ -20,6 +20,7 @@ from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
 from generator.audit.recompute import attempts, cost
 from generator.audit.splits import split_findings
+from generator.audit.subgrouprules import looser_findings
 from generator.audit.subgroupsets import subgroup_findings
 from generator.audit.tariffrules import ManifestProof, manifest_findings, table_findings
 from generator.core.errors import UsageError
@@ -315,6 +316,7 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
         for expected in [inputs.expected, *(t.expected for t in inputs.further)]:
             out.extend(split_findings(protocol, expected, inputs.split_ids))
         out.extend(subgroup_findings(protocol, inputs.expected, inputs.subgroup_ids))
+        out.extend(looser_findings(protocol))
     out.extend(loaded["reference"])
     if inputs.reference is not None and inputs.expected is not None:
         matches = _check_reference(inputs.reference, inputs.expected, distinct, out)

@@ -117,6 +117,9 @@ AUDIT: tuple[Code, ...] = (
          "most", "select each subgroup's IDs by its edges alone"),
     Code("subgroup-repeated", E, S, "each planned subgroup is registered once, with one rule", "give each subgroup "
          "its own ID"),
+    Code("subgroup-rule-looser-unexplained", W, S, "a subgroup's own threshold or tolerance looser than the corpus "
+         "rule needs a reason registered before the runs", "register the reason in the subgroup's `reason`, or "
+         "judge it by the corpus rule"),
     Code("reference-split-unknown", E, S, "the reference value names the registered split it was measured on",
          "register the split, or name one that is registered"),
     Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "

@@ -148,6 +148,8 @@ SEEDS: dict[str, str] = {
                           "Präzision prüfen'"),
     "subgroup-repeated": "003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der "
                          "Präzision prüfen'",
+    "subgroup-rule-looser-unexplained": "003 'Qualität nach einem Wechsel der Präzision prüfen' (never lower the "
+                                        "threshold afterwards)",
     "reference-split-unknown": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "lab-manifest-refused": "004 Inhalt (MANIFEST.json: sizes and SHA-256 of the eight content files)",
     "tariffs-not-in-manifest": (

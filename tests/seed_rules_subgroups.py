@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from seed_rules import (
 )
 
 from generator.core.metrics import compute_metric
+from generator.render.note import render_html
 
 _SOURCE = f"{A} 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der Präzision prüfen'"
 B4_RUNS = [("cold", 1)] + [("warm", r) for r in range(1, 6)]
@@ -172,6 +175,61 @@ def m_outside(c: Path) -> list[Where]:
     return [Where(PROTOCOL, None, "/quality/subgroups/0/ids")]
 
 
+# Issue 47 item 4: a subgroup's rule is never loosened, nor its hard examples removed, unseen.
+_LATER = f"{A} 'Qualität nach einem Wechsel der Präzision prüfen' (never lower the threshold afterwards)"
+_HARD = f"{A} 'Beispiel: dieselben 1.000 Texte klassifizieren' (removing hard examples improves the score)"
+LOOSE = {"threshold": 0.5, "tolerance": 0.4}  # the long rule loosened until b4's spoiled long texts pass
+REASON = "set before the runs: the long texts are few (100), their macro-F1 spreads widely"
+
+
+def _loosen(c: Path, **extra: str) -> None:
+    _spoil_long(c, honest_claims=False)  # b4 fails its long texts, the grid still claims it accepted
+    edit_protocol(c, lambda p: p["quality"]["subgroups"][2].update(LOOSE, **extra))
+
+
+def m_loosened(c: Path) -> list[Where]:
+    _loosen(c)
+    return [Where(PROTOCOL, None, "/quality/subgroups/2/threshold"),
+            Where(PROTOCOL, None, "/quality/subgroups/2/tolerance")]
+
+
+def _page_one(decision: dict[str, Any]) -> str:
+    head = render_html(decision).split("<body>")[1].split('<div class="answer">')[0]
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", head)).split())
+
+
+def v_loosened(decision: dict[str, Any], findings: list[Any]) -> None:
+    # b4 answers through the loosened rule, but not unseen: the warnings say which values, page 1 shows them.
+    mine = {f.field: (f.claimed, f.recomputed) for f in findings if f.code == "subgroup-rule-looser-unexplained"}
+    assert mine == {"/quality/subgroups/2/threshold": (0.5, 0.8), "/quality/subgroups/2/tolerance": (0.4, 0.03)}
+    text = _page_one(decision)
+    assert ("long : threshold 0.5000 (corpus rule: 0.8000), tolerance 0.4000 (corpus rule: 0.0300); "
+            "no reason registered") in text, text
+
+
+def m_loosened_with_reason(c: Path) -> list[Where]:
+    _loosen(c, reason=REASON)
+    return []
+
+
+def v_loosened_with_reason(decision: dict[str, Any], findings: list[Any]) -> None:
+    assert not [f for f in findings if f.code == "subgroup-rule-looser-unexplained"]
+    assert decision["rule"]["subgroups"][2]["reason"] == REASON
+    assert decision["decision"]["answer"] == B4
+    assert f"tolerance 0.4000 (corpus rule: 0.0300); reason registered: {REASON}" in _page_one(decision)
+
+
+def m_hard_examples_removed(c: Path) -> list[Where]:
+    # The long texts b4 gets wrong taken out of long.csv: its long subgroup passes, the corpus is unchanged.
+    _spoil_long(c, honest_claims=False)
+    reference = _labels(c, "reference.csv")
+    wrong = {i for phase, run in B4_RUNS for i, label in _labels(c, pred(RTX, "b4", phase, run)).items()
+             if label != reference[i]}
+    kept = [i for i in _ids(c, "subgroups/long.csv") if i not in wrong]
+    (c / "subgroups" / "long.csv").write_text("id\n" + "\n".join(kept) + "\n", encoding="utf-8")
+    return [Where(PROTOCOL, None, "/quality/subgroups")]
+
+
 RULES: list[SeedRule] = [
     SeedRule("subgroup-long-fails", "a run is accepted only if every planned subgroup meets its rule: a "
              "configuration whose whole corpus passes but whose long texts fail is not accepted", _SOURCE, None,
@@ -192,6 +250,15 @@ RULES: list[SeedRule] = [
              "diluted", _SOURCE, "subgroups-overlap", m_diluted, protect="withheld"),
     SeedRule("subgroup-once", "each planned subgroup is registered once", _SOURCE, "subgroup-repeated", m_repeated,
              protect="withheld"),
+    SeedRule("subgroup-rule-not-loosened", "a subgroup's own threshold or tolerance looser than the corpus rule "
+             "needs a registered reason, and page 1 shows it", _LATER, "subgroup-rule-looser-unexplained", m_loosened,
+             protect="warning", severity="warning", verify=v_loosened),
+    SeedRule("subgroup-rule-loosened-with-reason", "a looser subgroup rule with its registered reason is shown on page "
+             "1 with the reason", _LATER, None, m_loosened_with_reason, protect="decision",
+             verify=v_loosened_with_reason),
+    SeedRule("subgroup-hard-examples-kept", "subgroups whose edges cover every length hold every expected ID: the "
+             "texts a configuration gets wrong are never taken out of its subgroup", _HARD, "subgroup-ids-left-out",
+             m_hard_examples_removed, protect="withheld"),
     SeedRule("subgroup-ids-inside", "a subgroup's ID file is in the campaign folder", f"{P} §5",
              "path-outside-campaign", m_outside, protect="withheld"),
 ]

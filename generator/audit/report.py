@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
 from generator.audit.recompute.model import Coverage, DecisionDocument
+from generator.audit.subgrouprules import looser_rules
 from generator.audit.textsafety import terminal_safe
 from generator.core.jsonvalue import JsonDocument
 from generator.core.money import usd_amount
@@ -127,7 +128,8 @@ def _seconds(value: float | None) -> str:
 
 
 def _alerts(decision: DecisionDocument) -> list[str]:
-    """What the figures are not: generated, or a test run (every configuration on one: no decision)."""
+    """What the figures are not: generated, or a test run (every configuration on one: no decision); and each
+    subgroup rule looser than the corpus rule, with its registered reason."""
     lines = []
     if decision.campaign is not None and decision.campaign.synthetic_data:
         lines.append("SYNTHETIC DATA: this campaign's figures were generated, not measured.")
@@ -135,6 +137,10 @@ def _alerts(decision: DecisionDocument) -> list[str]:
     if configs and all(c.test_run for c in configs):
         lines.append("TEST RUN: NO DECISION: every configuration rests on a test run (campaign run "
                      "--allow-cpu-for-tests, or a run on the CPU); no rented GPU was measured.")
+    rule = decision.rule
+    for r in looser_rules(rule.threshold, rule.tolerance, rule.direction, rule.subgroups or ()) if rule else ():
+        lines.append(f"LOOSER SUBGROUP RULE: {r.subgroup} {r.part} {r.value} (corpus rule {r.main}); "
+                     + (f"reason registered: {r.reason}" if r.reason else "no reason registered"))
     return lines
 
 

@@ -1,4 +1,5 @@
-"""The planned subgroups' ID files: registered once, not empty, each ID once, expected, in one subgroup at most."""
+"""The planned subgroups' ID files: registered once, not empty, each ID once, expected, in one subgroup at most,
+and, where their edges cover every length, every expected ID in one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.idsets import as_array, repeated_rows
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.readers.labelfile import LabelFile
+from generator.audit.subgroupedges import EdgeRange, cover_every_length, read_edges
 
 PROTOCOL_FILE = "protocol.json"
 SHOWN = 5  # the IDs a finding names; the count says how many there are
@@ -35,7 +37,52 @@ def subgroup_findings(protocol: Protocol, expected: LabelFile | None,
                 or any(p.is_error for p in read.problems):
             continue  # a file that cannot be read, or is refused, is a finding of its own already
         out.extend(_id_findings(protocol, group.id, group.ids, where, as_array(read.ids), expected, earlier))
+    out.extend(_cover_findings(protocol, expected, earlier))
     return out
+
+
+def _cover_findings(protocol: Protocol, expected: LabelFile | None,
+                    checked: list[tuple[str, pa.Array]]) -> list[Finding]:
+    """Subgroups whose edges cover every length hold every expected ID; edges in no form read are said to be
+    (info): whether a text was left out of them is then not checked. Only once every subgroup's IDs were read."""
+    groups = protocol.quality.subgroups
+    if not groups:
+        return []
+    read = [read_edges(g.edges) for g in groups]
+    ranges = [r for r in read if r is not None]
+    if len(ranges) < len(groups) or len({r.unit for r in ranges}) != 1:
+        unread = [g.id for g, r in zip(groups, read, strict=True) if r is None] or [g.id for g in groups]
+        return [make_finding(
+            "subgroup-edges-unread", Severity.INFO, PROTOCOL_FILE, "the edges of the subgroup(s) "
+            f"{', '.join(unread)} are not read as length ranges on one unit: whether the subgroups leave a text "
+            "of the corpus out is not checked", field="/quality/subgroups",
+            rule="the subgroups' edges are read as length ranges to check that they leave no text out",
+            fix="write each subgroup's edges as `A to B tokens` or `N tokens or more` (docs/campaign-folder.md), "
+                "the tokenizer after them")]
+    if not cover_every_length(ranges) or len(checked) < len(groups) or expected is None or not expected.readable:
+        return []  # a part of the lengths no subgroup claims, or an ID file that is a finding of its own already
+    every = pc.unique(as_array(expected.ids))
+    listed = pa.concat_arrays([ids.cast(every.type) for _, ids in checked])
+    left_out = pc.filter(every, pc.invert(pc.is_in(every, value_set=listed)))
+    if not len(left_out):
+        return []
+    return [_left_out(protocol, ranges, every, left_out)]
+
+
+def _left_out(protocol: Protocol, ranges: list[EdgeRange], every: pa.Array, left_out: pa.Array) -> Finding:
+    groups = protocol.quality.subgroups
+    edges = ", ".join(f"{g.id} {r.text()}" for g, r in zip(groups, ranges, strict=True))
+    files = ", ".join(g.ids for g in groups)
+    return make_finding(
+        "subgroup-ids-left-out", Severity.ERROR, PROTOCOL_FILE, f"the planned subgroups' edges cover every length "
+        f"({edges} {ranges[0].unit}s), so every expected ID is in one of them; {len(left_out)} expected ID(s) are "
+        f"in none, first {_first(left_out)}: a text taken out of its subgroup no longer counts against a "
+        "configuration that gets it wrong", field="/quality/subgroups", claimed=len(every) - len(left_out),
+        recomputed=len(every), value=[g.ids for g in groups],
+        rule="planned subgroups whose edges cover every length hold every expected ID: removing hard examples "
+             "would improve a score and shrink the corpus processed",
+        fix=f"put each of them back in the ID file of the subgroup its length selects ({files}), as registered "
+            "before the runs; a text is never removed because a configuration gets it wrong")
 
 
 def _first(values: pa.Array) -> str:

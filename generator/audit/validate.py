@@ -21,6 +21,7 @@ from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_label
 from generator.audit.recompute import attempts, cost, reproduction
 from generator.audit.reforigin import origin_findings
 from generator.audit.splits import split_findings
+from generator.audit.subgrouprules import looser_findings
 from generator.audit.subgroupsets import subgroup_findings
 from generator.audit.tariffrules import ManifestProof, manifest_findings, table_findings
 from generator.core.errors import UsageError
@@ -319,6 +320,7 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
                                   inputs.split_ids))
         out.extend(origin_findings(protocol))
         out.extend(subgroup_findings(protocol, inputs.expected, inputs.subgroup_ids))
+        out.extend(looser_findings(protocol))
     out.extend(loaded["reference"])
     if inputs.reference is not None and inputs.expected is not None:
         matches = _check_reference(inputs.reference, inputs.expected, distinct, out)

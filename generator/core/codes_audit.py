@@ -120,6 +120,15 @@ AUDIT: tuple[Code, ...] = (
          "most", "select each subgroup's IDs by its edges alone"),
     Code("subgroup-repeated", E, S, "each planned subgroup is registered once, with one rule", "give each subgroup "
          "its own ID"),
+    Code("subgroup-ids-left-out", E, S, "planned subgroups whose edges cover every length hold every expected ID: "
+         "a text in none of them was removed, and removing hard examples improves a score unseen",
+         "put each text back in the ID file of the subgroup its length selects, as registered"),
+    Code("subgroup-edges-unread", I, S, "the subgroups' edges are read as length ranges (`A to B tokens`, "
+         "`N tokens or more`) to check that they leave no text out", "write each subgroup's edges in one of the "
+         "forms docs/campaign-folder.md lists"),
+    Code("subgroup-rule-looser-unexplained", W, S, "a subgroup's own threshold or tolerance looser than the corpus "
+         "rule needs a reason registered before the runs", "register the reason in the subgroup's `reason`, or "
+         "judge it by the corpus rule"),
     Code("reference-split-unknown", E, S, "the reference value names the registered split it was measured on",
          "register the split, or name one that is registered"),
     Code("reference-origin-unregistered", W, S, "the reference value names where it comes from: a registered split "

@@ -151,6 +151,10 @@ SEEDS: dict[str, str] = {
                           "Präzision prüfen'"),
     "subgroup-repeated": "003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der "
                          "Präzision prüfen'",
+    "subgroup-ids-left-out": ("003 'Beispiel: dieselben 1.000 Texte klassifizieren' (removing hard examples "
+                              "improves the score), its 600 short, 300 medium and 100 long texts"),
+    "subgroup-rule-looser-unexplained": "003 'Qualität nach einem Wechsel der Präzision prüfen' (never lower the "
+                                        "threshold afterwards)",
     "reference-split-unknown": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "reference-origin-unregistered": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "reference-origin-conflict": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",

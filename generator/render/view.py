@@ -24,6 +24,7 @@ from generator.audit.recompute.model import (
 
 # One tolerance for a claimed quality value, the one the recomputation applies.
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
+from generator.audit.subgrouprules import LooserRule, looser_rules
 
 # bundle_id: one definition, shared with `verify` (which must not import this module)
 from generator.core.bundleid import bundle_id
@@ -116,6 +117,7 @@ class NoteView:
     synthetic: bool
     test_run: bool  # every configuration rests on a test run: page 1 says "Test run: no decision"
     reference_origin: ReferenceSource | None  # where the reference value comes from; None: unregistered (page 1)
+    looser: tuple[LooserRule, ...]  # subgroup rules looser than the corpus rule: page 1 shows each, with its reason
     configurations: tuple[Configuration, ...]
     acceptance_rows: list[AttemptRow]
     acceptance_left_out: LeftOut | None
@@ -325,6 +327,8 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
         or any(c.measurement and c.measurement.synthetic_data for c in configs),
         test_run=bool(configs) and all(c.test_run for c in configs),
         reference_origin=d.rule.reference.origin() if d.rule else None,
+        looser=looser_rules(d.rule.threshold, d.rule.tolerance, d.rule.direction, d.rule.subgroups or ())
+        if d.rule else (),
         configurations=configs,
         acceptance_rows=acceptance_rows[:ROWS_LISTED], acceptance_left_out=_left_out(acceptance_rows),
         memory_rows=memory_rows[:ROWS_LISTED], memory_left_out=_left_out(memory_rows),

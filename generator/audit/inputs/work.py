@@ -86,7 +86,8 @@ class QualityReference:
 
 @dataclass(frozen=True)
 class Subgroup:
-    """A planned subgroup: its ID file, how its edges were set, and its own rule where the protocol gives one."""
+    """A planned subgroup: its ID file, how its edges were set, and its own rule where the protocol gives one, with
+    the registered reason where that rule is looser than the main one (generator.audit.subgrouprules)."""
 
     id: str
     ids: str
@@ -94,6 +95,7 @@ class Subgroup:
     threshold: float | None = field(default=None, metadata=OMIT_IF_NONE)
     tolerance: float | None = field(default=None, metadata=OMIT_IF_NONE)
     reference_value: float | None = field(default=None, metadata=OMIT_IF_NONE)
+    reason: str | None = field(default=None, metadata=OMIT_IF_NONE)  # why its own rule is looser, as registered
 
     @classmethod
     def of(cls, data: JsonObject) -> Subgroup:
@@ -101,7 +103,7 @@ class Subgroup:
             value = data.get(key)
             return None if value is None else as_number(value)
         return cls(as_str(data["id"]), as_str(data["ids"]), as_str(data["edges"]), number("threshold"),
-                   number("tolerance"), number("reference_value"))
+                   number("tolerance"), number("reference_value"), opt_str(data.get("reason")))
 
 
 # The reproduction target a protocol that registers none is held to (docs/check.md): acceptable quality, acceptance

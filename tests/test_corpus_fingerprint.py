@@ -17,6 +17,7 @@ from seed_rules_corpora import AGAIN, CONTENT, _same_corpus_again, _second_corpu
 from generator.audit.check import CheckResult, check_campaign
 from generator.audit.corpusprint import fingerprint, revision_check
 from generator.audit.readers.labelfile import LabelFile
+from generator.render.note import render_html
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "inputs" / "example"
 NAME = "debian-descriptions-eval@"
@@ -128,6 +129,13 @@ def test_the_full_form_checks_with_no_error(campaign: Path) -> None:
     set_corpus_revision(campaign, NAME + CONTENT)
     result = check_campaign(campaign)
     assert _codes(result) == [] and result.decision["decision"]["answer"] == B4
+    html = render_html(result.decision)
+    assert CONTENT in html and "the revision carries it" in html
+
+
+def test_the_note_says_a_revision_without_one_is_not_tied_to_the_files(campaign: Path) -> None:
+    html = render_html(check_campaign(campaign).decision)
+    assert CONTENT in html and "the revision carries none: it is recorded as written, not tied to these files" in html
 
 
 def test_an_unsound_reference_is_not_fingerprinted(campaign: Path) -> None:

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,17 @@ def _predictions(truth: list[tuple[str, str]], classes: list[str]) -> list[tuple
     return [(i, classes[(classes.index(y) + 1) % len(classes)] if k % 13 == 0 else y) for k, (i, y) in enumerate(truth)]
 
 
+def _more_repeats(doc: Any) -> None:
+    """A measurement's warm runs 6 to 10: the second series repeats the first's (_REPEATS)."""
+    doc["configuration"]["repeats"] = 10
+    warm = {p["repeat"]: p for p in doc["phases"] if p["phase"] == "warm_forward"}
+    for (phase, run), (_, source, steps) in _REPEATS.items():
+        if phase == "warm":
+            doc["phases"].append(dict(warm[source], repeat=run,
+                                      started_at=_shifted(warm[source]["started_at"], steps * _ROUND),
+                                      ended_at=_shifted(warm[source]["ended_at"], steps * _ROUND)))
+
+
 def _second_corpus(c: Path) -> None:
     """The work is two corpora: every variant runs its cold and warm runs on the example's corpus, then on the
     second (cold run 2, warm runs 6 to 10, repeating the rotated order as the seeds' second series does), each with
@@ -79,16 +91,6 @@ def _second_corpus(c: Path) -> None:
     value = round(compute_metric("macro_f1", [y for _, y in truth], [y for _, y in predicted]), 6)
     rows = read_grid(c)
     h = rows[0]
-
-    def more_repeats(doc: Any) -> None:
-        doc["configuration"]["repeats"] = 10
-        warm = {p["repeat"]: p for p in doc["phases"] if p["phase"] == "warm_forward"}
-        for (phase, run), (_, source, steps) in _REPEATS.items():
-            if phase == "warm":
-                doc["phases"].append(dict(warm[source], repeat=run,
-                                          started_at=_shifted(warm[source]["started_at"], steps * _ROUND),
-                                          ended_at=_shifted(warm[source]["ended_at"], steps * _ROUND)))
-
     for exp in (RTX, B200):
         for variant in ("b1", "b4", "b8"):
             for (phase, run), (from_phase, source, _) in _REPEATS.items():
@@ -107,7 +109,7 @@ def _second_corpus(c: Path) -> None:
                 rows.append(new)
                 (c / pred(exp, variant, phase, run)).write_text(_csv([["id", "label"], *map(list, written)]),
                                                                  encoding="utf-8")
-            edit_json(c, meas(exp, variant), more_repeats)
+            edit_json(c, meas(exp, variant), _more_repeats)
     write_grid(c, rows)
     set_rows(c, RTX, None, accepted_unique_corpora="2")
     set_rows(c, B200, None, accepted_unique_corpora="2")
@@ -168,6 +170,82 @@ def m_repeated(c: Path) -> list[Where]:
     return [Where(PROTOCOL, None, "/corpora/0/revision")]
 
 
+AGAIN = "debian-descriptions-eval-again@r2"  # the first corpus registered a second time, under this revision
+# The content fingerprint of the example's corpus (generator.audit.corpusprint; tests/test_corpus_fingerprint.py
+# recomputes it from the reference in plain Python).
+CONTENT = "content-sha256:f6901a56c39387b676e4a11e10cdb05182fc6251e6663b35511e96bcba1e3f34"
+
+
+def _same_corpus_again(c: Path) -> None:
+    """The first corpus registered a second time as a further corpus, under another name and revision: its expected
+    IDs and reference copied, every run of the first series repeated on it (cold run 2, warm runs 6 to 10, each a
+    copy of the run it repeats, with its measured phase), and the grid claiming two accepted corpora."""
+    (c / "again").mkdir()
+    for name in ("expected-ids.csv", "reference.csv"):
+        shutil.copyfile(c / name, c / "again" / name)
+    edit_protocol(c, lambda p: p.update(corpora=[{
+        "name": "debian-descriptions eval, second sample", "revision": AGAIN, "size": 1000,
+        "expected_ids": "again/expected-ids.csv", "reference": "again/reference.csv"}]))
+    rows = read_grid(c)
+    h = rows[0]
+    for exp in (RTX, B200):
+        for variant in ("b1", "b4", "b8"):
+            for (phase, run), (from_phase, source, _) in _REPEATS.items():
+                new = list(rows[index_of(c, exp, variant, from_phase, source)])
+                new[h.index("run_index")], new[h.index("corpus_revision")] = str(run), AGAIN
+                rows.append(new)
+                shutil.copyfile(c / pred(exp, variant, from_phase, source), c / pred(exp, variant, phase, run))
+            edit_json(c, meas(exp, variant), _more_repeats)
+    write_grid(c, rows)
+    set_rows(c, RTX, None, accepted_unique_corpora="2")
+    set_rows(c, B200, None, accepted_unique_corpora="2")
+
+
+def set_corpus_revision(c: Path, revision: str) -> None:
+    """The first corpus registered under `revision`: in the protocol, each experiment's fixed settings, and every
+    grid row (the example's work is one corpus)."""
+    edit_protocol(c, lambda p: [p["corpus"].update(revision=revision),
+                                *(e["fixed"].update(corpus_revision=revision) for e in p["experiments"])])
+    for exp in (RTX, B200):
+        set_rows(c, exp, None, corpus_revision=revision)
+
+
+def m_same_corpus_again(c: Path) -> list[Where]:
+    # Issue 47: the same corpus registered a second time under another revision halved the cost per accepted
+    # result (110.00 -> 55.00 USD).
+    _same_corpus_again(c)
+    return [Where(PROTOCOL, None, "/corpora/0/revision")]
+
+
+def v_same_corpus_again(decision: dict[str, Any], findings: list[Any]) -> None:
+    repeated = next(f for f in findings if f.code == "corpus-repeated")
+    assert (repeated.claimed, repeated.recomputed) == (AGAIN, CONTENT), repeated
+    b4 = next(x for x in decision["configurations"] if x["id"] == B4)
+    # the evidence counts one accepted corpus: the cost is the package's, not halved
+    assert b4["accepted_unique_corpora"] == 1
+    assert b4["cost_per_accepted_result"]["usd_minor"] == "11000.00"
+    assert [k["fingerprint"] for k in decision["campaign"]["fingerprints"]] == [CONTENT, CONTENT]
+
+
+def m_fingerprint_wrong(c: Path) -> list[Where]:
+    # The revision carries a content fingerprint, one hex digit off the expected IDs' and reference's.
+    set_corpus_revision(c, "debian-descriptions-eval@" + CONTENT[:-49] + "0")
+    return [Where(PROTOCOL, None, "/corpus/revision")]
+
+
+def m_fingerprint_borrowed(c: Path) -> list[Where]:
+    # The second corpus registers the first corpus's content fingerprint as its revision.
+    _second_corpus(c)
+    edit_protocol(c, lambda p: p["corpora"][0].update(revision="train-sample@" + CONTENT))
+    rows = read_grid(c)
+    h = rows[0]
+    for r in rows[1:]:
+        if r[h.index("corpus_revision")] == SECOND:
+            r[h.index("corpus_revision")] = "train-sample@" + CONTENT
+    write_grid(c, rows)
+    return [Where(PROTOCOL, None, "/corpora/0/revision")]
+
+
 def m_reference_short(c: Path) -> list[Where]:
     # The second corpus's reference leaves one expected text unlabelled.
     _second_corpus(c)
@@ -186,6 +264,15 @@ RULES: list[SeedRule] = [
              m_not_on_every_corpus, protect="decision", verify=v_not_on_every_corpus),
     SeedRule("corpora-distinct", "each corpus of the work has a revision of its own", _SOURCE, "corpus-repeated",
              m_repeated, protect="withheld"),
+    SeedRule("corpora-same-content-once", "two corpora of the same content (expected IDs and reference labels) are "
+             "one corpus, whatever their names and revisions: never a second accepted result", _SOURCE,
+             "corpus-repeated", m_same_corpus_again, protect="withheld", verify=v_same_corpus_again),
+    SeedRule("corpus-fingerprint-matches", "a corpus revision that carries a content fingerprint carries its "
+             "corpus's (the expected IDs and reference labels)", f"{P} §4 corpus_revision",
+             "corpus-fingerprint-mismatch", m_fingerprint_wrong, protect="withheld"),
+    SeedRule("corpus-fingerprint-own", "a further corpus's revision does not borrow another corpus's content "
+             "fingerprint", f"{P} §4 corpus_revision", "corpus-fingerprint-mismatch", m_fingerprint_borrowed,
+             protect="withheld"),
     SeedRule("corpora-reference-complete", "a further corpus's reference labels every expected ID, as the first's",
              f"{P} §1", "reference-missing-id", m_reference_short, protect="withheld"),
 ]

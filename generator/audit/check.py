@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from generator import __version__
-from generator.audit import idsets
+from generator.audit import corpusprint, idsets
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import is_file
 from generator.audit.findings import Finding, Severity, count_by_severity, sort_key
@@ -112,13 +112,17 @@ class _Judge:
     protocol: Protocol
     truths: dict[str, Truth] = field(default_factory=dict)
     plain: dict[str, _PlainTruth] = field(default_factory=dict)
+    prints: dict[str, str | None] = field(default_factory=dict)  # each registered revision's content fingerprint
 
     def assess(self, labels: LabelFile | None, revision: str | None) -> Acceptance:
         first = self.protocol.corpus.revision
         if self.truths:
-            return assess_run(self.truths.get(revision or first, self.truths[first]), labels, self.protocol)
-        truth = self.plain.get(revision or first, self.plain[first])
-        return assess_run_reference(truth.expected, truth.reference, labels, self.protocol, truth.groups)
+            acc = assess_run(self.truths.get(revision or first, self.truths[first]), labels, self.protocol)
+        else:
+            truth = self.plain.get(revision or first, self.plain[first])
+            acc = assess_run_reference(truth.expected, truth.reference, labels, self.protocol, truth.groups)
+        acc.corpus = self.prints.get(revision or "")  # a run naming no registered corpus counts under its own name
+        return acc
 
 
 def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
@@ -138,7 +142,8 @@ def _judge(inputs: CampaignInputs, fast: bool) -> _Judge | None:
     if len(further) < len(protocol.corpora or ()):
         return None  # every corpus of the work is judged, or none: a configuration needs all of them
     groups = subgroups.prepare(protocol.quality, idsets.as_array(expected.ids), inputs.subgroup_ids)
-    judge = _Judge(protocol)
+    judge = _Judge(protocol, prints={t.corpus.revision: t.fingerprint for t in inputs.further})
+    judge.prints[protocol.corpus.revision] = inputs.fingerprint
     # Planned subgroups are of the first corpus; each corpus is judged against its own expected IDs and labels.
     for revision, ids, labels, planned in [(protocol.corpus.revision, expected, reference, groups),
                                            *((r, e, f, ()) for r, e, f in further)]:
@@ -332,7 +337,8 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
     findings = sorted(findings, key=sort_key)
     document = DecisionDocument(
         schema_version="1", tool=Tool("gpu-audit", __version__), generated_at=decision_time(),
-        campaign=CampaignSummary.of(protocol) if protocol else None,
+        campaign=CampaignSummary.of(protocol, corpusprint.fingerprint_records(
+            protocol, [inputs.fingerprint, *(t.fingerprint for t in inputs.further)])) if protocol else None,
         rule=QualityRule.of(protocol) if protocol else None,
         inputs=tuple(_fingerprints(inputs, hashed)),
         window=body.window if body else None, experiments=body.experiments if body else (),

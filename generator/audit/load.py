@@ -57,6 +57,7 @@ class FurtherTruth:
     reference: LabelFile | None = None
     distinct: bool = False  # set by validation: every expected ID once
     matches: bool = False  # set by validation: the reference labels exactly the expected IDs
+    fingerprint: str | None = None  # set by validation when it does: the content fingerprint (corpusprint)
 
 
 @dataclass
@@ -70,6 +71,7 @@ class CampaignInputs:
     expected_distinct: bool = False  # set by validation: every expected ID once
     reference: LabelFile | None = None
     reference_matches: bool = False  # set by validation: the reference labels exactly the expected IDs
+    fingerprint: str | None = None  # set by validation when it does: the first corpus's content fingerprint
     grid: Table | None = None
     tariffs: Table | None = None
     lab_manifest: ManifestReading | None = None  # protocol files.lab_manifest, when given and found

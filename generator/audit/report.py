@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
-from generator.audit.recompute.model import Coverage, DecisionDocument
+from generator.audit.recompute.model import CorpusFingerprint, Coverage, DecisionDocument
 from generator.audit.subgrouprules import looser_rules
 from generator.audit.textsafety import terminal_safe
 from generator.core.jsonvalue import JsonDocument
@@ -144,6 +144,18 @@ def _alerts(decision: DecisionDocument) -> list[str]:
     return lines
 
 
+_REVISION_CHECKS = {"matches": "the revision carries it", "differs": "the revision carries another one: an error",
+                    "absent": "the revision carries none: recorded as written, not tied to these files",
+                    "unchecked": "not checked"}
+
+
+def _fingerprint_line(k: CorpusFingerprint) -> str:
+    """A corpus's content fingerprint and what its revision says of it (generator.audit.corpusprint)."""
+    if k.fingerprint is None:
+        return f"Corpus {k.revision}: no content fingerprint (its expected IDs and reference labels are not sound)"
+    return f"Corpus {k.revision}: content fingerprint {k.fingerprint} ({_REVISION_CHECKS[k.revision_check]})"
+
+
 def format_decision(decision: DecisionDocument) -> str:
     """The decision as the terminal shows it: answer first, then one line per configuration."""
     d = decision.decision
@@ -151,6 +163,7 @@ def format_decision(decision: DecisionDocument) -> str:
     campaign = decision.campaign
     if campaign is not None:
         lines.append(f"Question: {campaign.question}")
+        lines.extend(_fingerprint_line(k) for k in campaign.fingerprints or ())
     by_id = {c.id: c for c in decision.configurations}
     if d.answer:
         chosen = by_id[d.answer]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from generator.audit import idsets, load, names, protocol_rules
+from generator.audit import corpusprint, idsets, load, names, protocol_rules
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import PROTOCOL_FILE, CampaignFolder
 from generator.audit.findings import Finding, Severity, make_finding, sort_key
@@ -327,6 +327,10 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
     for truth in inputs.further:
         if truth.reference is not None and truth.expected is not None:
             truth.matches = _check_reference(truth.reference, truth.expected, truth.distinct, out)
+            truth.fingerprint = corpusprint.fingerprint(truth.reference) if truth.matches else None
+    printed = corpusprint.fingerprint(inputs.reference) if matches and inputs.reference is not None else None
+    if protocol is not None:
+        out.extend(corpusprint.fingerprint_findings(protocol, [printed, *(t.fingerprint for t in inputs.further)]))
     out.extend(loaded["tariffs"])
     if inputs.tariffs is not None:
         _check_tariffs(inputs, inputs.tariffs, inputs.tariff_rows, out)
@@ -334,7 +338,7 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
     if inputs.grid is not None:
         _check_grid_rows(inputs, inputs.grid, out)
     out.extend(loaded["measurements"])
-    return replace(inputs, findings=out, expected_distinct=distinct, reference_matches=matches)
+    return replace(inputs, findings=out, expected_distinct=distinct, reference_matches=matches, fingerprint=printed)
 
 
 def load_and_validate(path: Path, *, fast: bool = True) -> CampaignInputs:

@@ -109,8 +109,12 @@ AUDIT: tuple[Code, ...] = (
          "split shares an ID with the expected IDs", "evaluate on texts the model was not trained or tuned on"),
     Code("corpus-runs-missing", E, C, "when the useful work is several corpora, every configuration processes "
          "each of them: its registered runs on every corpus", "run every variant on every corpus the protocol lists"),
-    Code("corpus-repeated", E, S, "each corpus of the useful work once, with its own revision", "give each corpus its "
-         "own revision"),
+    Code("corpus-repeated", E, S, "each corpus of the useful work once, with its own revision: two corpora of the "
+         "same content (expected IDs and reference labels) are one corpus, whatever their names", "give each corpus "
+         "its own revision; list a corpus of the same content once"),
+    Code("corpus-fingerprint-mismatch", E, S, "a corpus revision that carries a content fingerprint "
+         "(content-sha256:) carries its expected IDs' and reference labels'", "register the fingerprint `check` "
+         "computes (decision.json campaign.fingerprints), or put back the files the revision was registered with"),
     Code("subgroup-id-not-expected", E, S, "a planned subgroup is part of the comparison corpus: every ID it lists is "
          "an expected ID", "keep only expected IDs in the subgroup's ID file"),
     Code("subgroup-empty", E, S, "a planned subgroup names the expected IDs it is judged on", "list the subgroup's "

@@ -13,6 +13,7 @@ SEEDS: dict[str, str] = {
     "corpus-accepted-mismatch": (
         "000/001/002 §4 corpus_accepted; 003 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem "
         "Wechsel der Präzision prüfen'"),
+    "corpus-fingerprint-mismatch": "000/001/002 §4 corpus_revision",
     "corpus-revision-mismatch": "000/001/002 §1",
     "corpus-size-mismatch": "000/001/002 §1; 003 'Beispiel: dieselben 1.000 Texte klassifizieren'",
     "csv-delimiter": "000/001/002 §4 (usual CSV rules)",

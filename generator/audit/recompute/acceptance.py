@@ -47,6 +47,9 @@ class Acceptance:
     prediction_file: str | None = None
     file_present: bool = False
     subgroups: list[SubgroupRun] = field(default_factory=list)  # one per planned subgroup, in protocol order
+    # The content fingerprint of the registered corpus the run was judged against (check's judge sets it): two
+    # revisions of the same content are one corpus when accepted corpora are counted. Not part of the record.
+    corpus: str | None = None
 
     @property
     def subgroups_ok(self) -> bool:

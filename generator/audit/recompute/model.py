@@ -271,6 +271,15 @@ class Tool(JsonRecord):
 
 
 @dataclass(frozen=True)
+class CorpusFingerprint(JsonRecord):
+    """A corpus's content fingerprint as `check` computed it (generator.audit.corpusprint), and its revision's check."""
+
+    revision: str
+    fingerprint: str | None  # content-sha256:<64 hex>; None when its files are not sound enough to fingerprint
+    revision_check: str  # matches, differs, absent or unchecked
+
+
+@dataclass(frozen=True)
 class CampaignSummary(JsonRecord):
     """The registered question and corpus, as the protocol states them."""
 
@@ -286,16 +295,19 @@ class CampaignSummary(JsonRecord):
     language: str
     other_expenses: tuple[Expense, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
     corpora: tuple[FurtherCorpus, ...] | None = field(default=None, metadata=OMIT_IF_NONE)  # beside `corpus`
+    # Each corpus's content fingerprint, the first corpus first (absent in decisions made before it existed).
+    fingerprints: tuple[CorpusFingerprint, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
 
     @classmethod
-    def of(cls, protocol: Protocol) -> CampaignSummary:
-        """The summary of a valid protocol (its notes empty when it has none, its note language English)."""
+    def of(cls, protocol: Protocol, fingerprints: tuple[CorpusFingerprint, ...] | None = None) -> CampaignSummary:
+        """The summary of a valid protocol (its notes empty when it has none, its note language English), with
+        each corpus's content fingerprint as `check` computed it."""
         spent = protocol.other_expenses
         return cls(protocol.title, protocol.question, protocol.scenario, protocol.registered_at,
                    protocol.synthetic_data, protocol.corpus, list(protocol.classes), protocol.timer,
                    protocol.notes if protocol.notes is not None else "",
                    protocol.language if protocol.language is not None else "en",
-                   spent or None, protocol.corpora or None)
+                   spent or None, protocol.corpora or None, fingerprints)
 
 
 @dataclass(frozen=True)

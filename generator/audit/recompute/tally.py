@@ -70,7 +70,7 @@ def tally(rows: list[Row], exp: ExperimentSpec, plan: resumes.ResumePlan | None,
                 t.durations[phase].append(resumes.duration(plan, index, row.elapsed_seconds))
         if acc is not None and acc.corpus_accepted and through:
             t.accepted_runs += 1
-            t.accepted_corpora.add(str(row.corpus_revision))
+            t.accepted_corpora.add(acc.corpus or str(row.corpus_revision))  # one content, one corpus
         if acc is not None:
             t.subgroups.append((through, outcome.failed, acc.subgroups))
         t.runs.append(_run(item, exp, acc))

@@ -5,6 +5,7 @@ here are test figures; only the structure is the seeds'."""
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import shutil
@@ -19,9 +20,13 @@ from seed_rules_prices import LAB_HEADER, SPOT, lab_manifest_items, lab_tariff_r
 from generator.audit.check import check_campaign
 from generator.audit.labarchive import manifest_structure_findings, tariffs_structure_findings
 from generator.audit.labmanifest import list_items
+from generator.render.note import render_html
 
 H200 = REPO / "inputs" / "h200-campaign"
 MANIFEST = "MANIFEST.json"
+STATED = ("provider price as stated in this campaign (its tariffs file, listed by the Lab MANIFEST.json it carries; "
+          "2026-11-30), not authenticated: only gpu-audit invoice check against the provider's invoice confirms it")
+
 
 def _structure(document: Any) -> list[tuple[str | None, object]]:
     return [(f.field, f.claimed) for f in manifest_structure_findings(list_items(document), MANIFEST)]
@@ -138,13 +143,16 @@ def test_a_one_entry_manifest_written_by_the_user_supports_no_price(tmp_path: Pa
     assert "the Lab manifest named supports nothing (lab-manifest-structure)" in out.out
 
 
-def test_a_lab_manifest_price_is_the_providers_as_stated_not_authenticated(tmp_path: Path) -> None:
+def test_a_lab_manifest_price_is_the_providers_as_stated_not_authenticated(tmp_path: Path,
+                                                                           run_cli: Callable[..., CliResult]) -> None:
     folder = _h200_lab(tmp_path, _h200_rows(), lab_manifest_items)
     result = check_campaign(folder)
     assert not result.errors, [f.code for f in result.errors]
     package = result.decision["experiments"][0]["package"]
     assert (package["price_source"], package["price_source_detail"]) == ("provider", "lab-manifest")
     assert result.decision["decision"]["status"] == "answered"
+    out = run_cli("check", str(folder))
+    assert out.code == 0 and f"price: {STATED}" in out.out and "proven" not in out.out
 
 
 def test_the_same_price_without_the_manifest_needs_its_source(tmp_path: Path) -> None:
@@ -162,3 +170,32 @@ def test_nine_items_with_the_tariffs_size_off_by_one_byte(tmp_path: Path) -> Non
     assert {(f.code, f.file, f.field) for f in result.errors} >= {("tariffs-not-in-manifest", "tarifs-forfaits.csv",
                                                                    "size")}
     assert result.decision["decision"]["status"] == "withheld"
+
+
+# ------------------------------------------------------------------------------------------ the note's words
+
+NOTE_WORDS = {  # the stated price (page 1 and the packages table), the confirmation, and the old word never shown
+    "en": ("provider price as stated in this campaign (its tariffs file, listed by the Lab MANIFEST.json it carries;",
+           "Only gpu-audit invoice check against the provider's invoice confirms it.", "proven by"),
+    "de": ("Anbieterpreis laut Angabe dieser Kampagne (ihre Tariftabelle",
+           "Nur gpu-audit invoice check anhand der Rechnung des Anbieters bestätigt ihn.", "belegt durch das MANIFEST"),
+    "fr": ("prix du fournisseur tel que déclaré dans cette campagne (son fichier",
+           "Seul gpu-audit invoice check le confirme sur la facture du fournisseur.", "prouvé par le MANIFEST"),
+    "zh": ("本测试活动自行声明的供应商价格（其价目文件",
+           "只有 gpu-audit invoice check 根据供应商的发票核对后才能确认此价格。", "MANIFEST.json 证明"),
+}
+
+
+@pytest.fixture(scope="module")
+def stated_decision(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = _h200_lab(tmp_path_factory.mktemp("stated"), _h200_rows(), lab_manifest_items)
+    return check_campaign(folder).decision
+
+
+@pytest.mark.parametrize("lang", sorted(NOTE_WORDS))
+def test_the_note_says_stated_not_authenticated_and_names_the_confirmation(stated_decision: dict[str, Any],
+                                                                           lang: str) -> None:
+    stated, confirmation, never = NOTE_WORDS[lang]
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", render_html(stated_decision, language=lang))).split())
+    assert text.count(stated) == 2  # page 1 and the packages table
+    assert confirmation in text and never not in text

@@ -65,7 +65,9 @@ def test_another_extra_column_is_still_unknown(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("row", "source", "code", "words"), [
-    ("h200,H200,7,123400,1,2026-11-30,published", QUOTE, 0, f"the provider's, as given by the signer: {QUOTE}"),
+    ("h200,H200,7,123400,1,2026-11-30,published", QUOTE, 0,
+     f"provider price as stated in the tariffs file (source: {QUOTE}; 2026-11-30), not authenticated: only gpu-audit "
+     "invoice check against the provider's invoice confirms it"),
     ("h200,H200,7,123400,1,2026-11-30,published", "", 2, "names no source"),
     ("h200,H200,7,123400,1,2026-11-30,published", "\u00a0\t ", 2, "'<U+00A0><U+0009> ', which names nothing"),
     ("h200,H200,7,123400,1,2026-11-30,illustrative", "", 0, "illustrative, not a price this decision can use"),

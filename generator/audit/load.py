@@ -187,7 +187,7 @@ def _load_table(inputs: CampaignInputs, key: str, role: str, schema_name: str) -
 
 
 def _load_lab_manifest(inputs: CampaignInputs) -> None:
-    """The Lab archive's MANIFEST.json the protocol names, read for its entry of the tariffs file."""
+    """The Lab archive's MANIFEST.json the protocol names, read for its items and its entry of the tariffs file."""
     rel = inputs.files.get("lab_manifest")
     path = None if rel is None else _locate(inputs, rel, "Lab manifest", "tariffs", PROTOCOL_FILE)
     if rel is None or path is None:
@@ -200,7 +200,7 @@ def _load_lab_manifest(inputs: CampaignInputs) -> None:
     try:
         inputs.lab_manifest = read_manifest(loads_strict(text))
     except (ValueError, RecursionError) as exc:  # not strict JSON (duplicate keys and NaN included)
-        inputs.lab_manifest = ManifestReading(None, f"it is not strict JSON ({exc})")
+        inputs.lab_manifest = ManifestReading(None, f"it is not strict JSON ({exc})", parsed=False)
 
 
 def _load_measurements(inputs: CampaignInputs) -> None:

@@ -214,15 +214,16 @@ def format_decision(decision: DecisionDocument) -> str:
     return terminal_safe("\n".join(lines))  # the question and the reasons are input text: see format_finding
 
 
-def price_origin(source: object, detail: object, status: object, date: object) -> str:
-    """Where a package's price comes from (generator.audit.tariffrules), in the words of the note."""
+def price_origin(source: object, detail: object, status: object, date: object, where: str = "this campaign") -> str:
+    """Where a package's price comes from (generator.audit.tariffrules), in the words of the note: only the snapshot
+    gpu-audit ships is a catalogue; a price the campaign's own files vouch for is stated, not authenticated."""
     if source == "catalogue":
         return f"published, catalogue snapshot of {date}"
-    if source == "provider" and detail == "lab-manifest":
-        return f"the provider's catalogue of {date}, proven by the Lab archive's MANIFEST.json"
     if source == "provider":
-        return f"the provider's, as given by the signer: {detail} ({date}); " \
-               "gpu-audit invoice check confirms it against the invoice"
+        support = "its tariffs file, listed by the Lab MANIFEST.json it carries" if detail == "lab-manifest" \
+            else f"source: {detail}"
+        return f"provider price as stated in {where} ({support}; {date}), not authenticated: only gpu-audit " \
+               "invoice check against the provider's invoice confirms it"
     if status:
         return f"{status}, not a price this decision can use ({date})"
     return "no price in the tariffs"
@@ -241,7 +242,7 @@ def format_quote(q: JsonDocument) -> str:
              f"({q['total_usd_minor']} cents; "
              f"{q['price_per_lot_usd_minor']} cents per lot)",
              "price: " + price_origin(q["price_source"], q["price_source_detail"], q["price_status"],
-                                      q["snapshot_date"])]
+                                      q["snapshot_date"], "the tariffs file")]
     per = q["per_result"]
     usd_minor = per.get("usd_minor") if isinstance(per, dict) else None
     if q["accepted_results"] is None:

@@ -14,6 +14,7 @@ from generator.audit.campaign import PROTOCOL_FILE, CampaignFolder
 from generator.audit.findings import Finding, Severity, make_finding, sort_key
 from generator.audit.inputs.protocol import ExperimentSpec, Protocol
 from generator.audit.inputs.rows import GridRow, TariffRow
+from generator.audit.labarchive import manifest_structure_findings, tariffs_structure_findings
 from generator.audit.load import CampaignInputs, RunFile
 from generator.audit.readers.csvtable import Table
 from generator.audit.readers.grid import Outcome, row_outcome
@@ -269,18 +270,26 @@ def _check_grid_rows(inputs: CampaignInputs, grid: Table, out: list[Finding]) ->
 
 
 def tariffs_proof(inputs: CampaignInputs) -> tuple[ManifestProof | None, list[Finding]]:
-    """Whether the Lab manifest the protocol names proves the tariffs file (None: no manifest named or read)."""
+    """Whether the Lab manifest the protocol names stands: the archive's structure, listing the tariffs file, itself
+    of the Lab's 15 models x 3 durations (labarchive). None: no manifest named or read. Even when it stands, a
+    price it supports is the provider's as stated in the campaign, not authenticated."""
     table, reading, named = inputs.tariffs, inputs.lab_manifest, inputs.files.get("lab_manifest")
     if reading is None or named is None or table is None or table.size is None or table.sha256 is None:
         return None, []
     entry = reading.entry
-    return manifest_findings(table.file, table.size, table.sha256, named,
-                             (entry.size, entry.sha256) if entry else None, reading.refused)
+    proof, found = manifest_findings(table.file, table.size, table.sha256, named,
+                                     (entry.size, entry.sha256) if entry else None, reading.refused)
+    keys = [(r.gpu, r.duration_days, line) for r, line in zip(inputs.tariff_rows, table.lines, strict=False)
+            if r.gpu is not None and r.duration_days is not None]
+    found += manifest_structure_findings(reading.items, named) if reading.parsed else []
+    found += tariffs_structure_findings(keys, table.file)
+    cause = (found[0].code, found[0].file) if found else None
+    return ManifestProof(proof.stands and not found, cause), found
 
 
 def _check_tariffs(inputs: CampaignInputs, table: Table, rows: list[TariffRow], out: list[Finding]) -> None:
     """One price per GPU and duration; each price from the catalogue, the provider with its source, or
-    illustrative (tariffrules); a file the Lab's manifest is to prove, proven."""
+    illustrative (tariffrules); a file presented as the Lab's, as its manifest lists it and of its structure."""
     seen: dict[tuple[str | None, int | None], int] = {}
     proof, found = tariffs_proof(inputs)
     out.extend(found)

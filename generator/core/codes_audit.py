@@ -83,8 +83,8 @@ AUDIT: tuple[Code, ...] = (
     Code("synthetic-data-mismatch", E, S, "the protocol's synthetic_data agrees with every measurement",
          "write synthetic_data as the figures are"),
     Code("tariff-not-catalogue", E, S, "a published price is the catalogue snapshot's unchanged, or the provider's "
-         "with its source (the Lab archive's manifest, or a quote or page named in the source column; a source of "
-         "only blanks or invisible characters names nothing)",
+         "as stated in the campaign with its support (a quote or page named in the source column, or a Lab "
+         "archive's manifest that stands; a source of only blanks or invisible characters names nothing)",
          "copy the catalogue's price, name the provider's source, or mark the price illustrative"),
     Code("package-longer-than-needed", W, C, "the smallest package that covers the window is the package really "
          "needed: a longer one is named, with the difference in money", "say in the protocol's notes why the longer "
@@ -144,8 +144,14 @@ AUDIT: tuple[Code, ...] = (
          "trimming whitespace and invisible characters is no citation", "write the citation"),
     Code("lab-manifest-refused", E, S, "the Lab archive's MANIFEST.json lists tarifs-forfaits.csv once, with its "
          "size and a 64-hex SHA-256", "copy the archive's MANIFEST.json unchanged, or remove files.lab_manifest"),
-    Code("tariffs-not-in-manifest", E, S, "a tariffs file proven by the Lab archive's manifest has the size and "
-         "SHA-256 the manifest lists", "copy tarifs-forfaits.csv from the Lab archive unchanged"),
+    Code("lab-manifest-structure", E, S, "the Lab archive's MANIFEST.json lists its nine items: the size and SHA-256 "
+         "of the eight content files, and itself without a checksum", "copy the archive's MANIFEST.json unchanged, "
+         "or remove files.lab_manifest and name each provider price's source"),
+    Code("lab-tariffs-structure", E, S, "a tariffs file presented as the Lab archive's (files.lab_manifest) holds "
+         "its 45 prices: 15 models x 3 durations (3, 7 and 30 days)", "copy tarifs-forfaits.csv from the Lab archive "
+         "unchanged, or remove files.lab_manifest"),
+    Code("tariffs-not-in-manifest", E, S, "a tariffs file presented as the Lab archive's (files.lab_manifest) has "
+         "the size and SHA-256 the manifest lists", "copy tarifs-forfaits.csv from the Lab archive unchanged"),
     Code("unknown-timezone", E, S, "the window's time zone is in the IANA database",
          "use a name such as Europe/Paris or UTC"),
     Code("window-exceeds-packages", W, S, "the window fits the packages rented; nothing extends them",

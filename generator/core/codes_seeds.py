@@ -161,6 +161,9 @@ SEEDS: dict[str, str] = {
     "reference-origin-conflict": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "reference-citation-blank": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "lab-manifest-refused": "004 Inhalt (MANIFEST.json: sizes and SHA-256 of the eight content files)",
+    "lab-manifest-structure": "004 Inhalt (MANIFEST.json: the nine items, sizes and SHA-256 of the eight content "
+                              "files, no checksum of itself)",
+    "lab-tariffs-structure": "004 Inhalt (tarifs-forfaits.csv: 45 prices, 15 models x 3 durations); 004 §4",
     "tariffs-not-in-manifest": (
         "004 Inhalt (MANIFEST.json, tarifs-forfaits.csv); 003 'Die gebundenen Kosten mit unseren Paketen berechnen'"),
     "tariff-not-catalogue": (

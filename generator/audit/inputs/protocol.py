@@ -198,7 +198,7 @@ class Files:
     raw_results: str
     tariffs: str
     predictions: str
-    lab_manifest: str | None = None  # the Lab archive's MANIFEST.json, proving the tariffs file
+    lab_manifest: str | None = None  # the Lab archive's MANIFEST.json the campaign carries, listing its tariffs
 
     def as_map(self) -> dict[str, str]:
         named = {"expected_ids": self.expected_ids, "reference": self.reference, "raw_results": self.raw_results,

@@ -189,7 +189,7 @@ def quote(tariff: Tariff, lots: int, accepted_results: int | None) -> JsonDocume
                          f"results, not {accepted_results}; 0 is refused (the cost per result would be "
                          "undefined): give no count instead, for the package cost alone")
     total = package_total(tariff, lots)
-    source = tariff.origin()  # outside a campaign no Lab manifest proves the file
+    source = tariff.origin()  # outside a campaign no Lab manifest is named: a source column or the catalogue
     return {
         "gpu": tariff.gpu, "model_name": tariff.model_name, "duration_days": tariff.duration_days, "lots": lots,
         "gpus_per_lot": tariff.gpus_per_lot, "gpus": tariff.gpus_per_lot * lots,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
-from generator.audit.recompute.model import Coverage, DecisionDocument
+from generator.audit.recompute.model import Coverage, DecisionDocument, RegistrationStatus
 from generator.audit.textsafety import terminal_safe
 from generator.core.jsonvalue import JsonDocument
 from generator.core.money import usd_amount
@@ -138,6 +138,21 @@ def _alerts(decision: DecisionDocument) -> list[str]:
     return lines
 
 
+def registration_line(r: RegistrationStatus) -> str:
+    """The registration's status in one line: who sealed, and when the authority says (trusted or not)."""
+    signer = "" if r.signer is None else f"; signed by {escape_terminal(r.signer.subject)} (SHA-256 {r.signer.sha256})"
+    if r.status == "sealed-time-stamped" and r.authority is not None:
+        trust = "" if r.authority.trusted else "; time stated by an unchecked authority"
+        return (f"sealed and time-stamped by {escape_terminal(r.authority.subject)} (SHA-256 {r.authority.sha256}) "
+                f"at {r.time}{trust}{signer}")
+    if r.status == "sealed-time-not-proven":
+        return f"sealed, time not proven (no time-stamp token: the seal proves who registered what, not when){signer}"
+    if r.status == "seal-broken":
+        return ("SEAL BROKEN: the registration's seal does not verify, or its files changed after registration (see "
+                "the errors)")
+    return "declared, not sealed: registered_at and the protocol's rules are the campaign's word"
+
+
 def format_decision(decision: DecisionDocument) -> str:
     """The decision as the terminal shows it: answer first, then one line per configuration."""
     d = decision.decision
@@ -145,6 +160,8 @@ def format_decision(decision: DecisionDocument) -> str:
     campaign = decision.campaign
     if campaign is not None:
         lines.append(f"Question: {campaign.question}")
+    if decision.registration is not None:
+        lines.append(f"Registration: {registration_line(decision.registration)}")
     by_id = {c.id: c for c in decision.configurations}
     if d.answer:
         chosen = by_id[d.answer]

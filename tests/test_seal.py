@@ -256,3 +256,25 @@ def test_openssl_and_gpu_audit_agree_on_a_seal(run_cli, campaign: Path, tmp_path
     assert openssl(*cms).returncode != 0
     assert openssl(*ts).returncode == 0  # the token stamps the signature, which did not change
     assert [f.code for f in check_campaign(campaign).errors] == ["seal-invalid"]
+
+
+# --- page 1 -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("lang", "declared"), [
+    ("en", "Registration: declared, not sealed: nothing proves that the protocol's rule, thresholds"),
+    ("de", "Registrierung: erklärt, nicht versiegelt: Nichts beweist"),
+    ("fr", "déclaré, non scellé : rien ne prouve"),
+    ("zh", "已声明，未封存：没有任何证据")])
+def test_page_one_says_how_the_registration_is_proven(sealed: Path, lang: str, declared: str) -> None:
+    from test_page_one import page_one
+
+    from generator.render.note import render_html
+
+    assert declared in page_one(render_html(check_campaign(EXAMPLE).decision, language=lang))
+    text = page_one(render_html(check_campaign(sealed).decision, language=lang))
+    assert declared not in text and signing.cert_fingerprint(authority().cert) in text
+    if lang == "en":
+        assert ("Registration: sealed and time-stamped: the protocol and the files it fixes were signed by "
+                "O=Seal Team,CN=Seal Team and time-stamped by O=Test TSA,CN=Test TSA at") in text
+        assert "The time is stated by an authority this check did not verify" in text

@@ -11,7 +11,7 @@ from seal_helpers import WINDOW_START, seal_in_place
 from seed_rules import PROTOCOL, REFERENCE, TARIFFS, A, P, SeedRule, Where, edit_lines, edit_protocol
 
 _SOURCE = f"{P} §1; {A} 'Festlegen, was als akzeptiertes Ergebnis zählt'"
-_LOWERED = f"{A} 'Qualität nach einem Wechsel der Präzision prüfen' (never lower a threshold afterwards); {P} §1"
+_LOWERED = f"{A} 'Qualität nach einem Wechsel der Präzision prüfen'; {P} §1"  # never lowered afterwards
 TOKEN = "registration.json.tsr"
 LONG = "subgroups/long.csv"
 FIRST_RUN = dt.datetime(2026, 10, 5, 7, 30, 2, 50000, tzinfo=dt.UTC)  # rtx4090-batch/b1's model_load starts

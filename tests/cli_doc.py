@@ -25,6 +25,7 @@ TOPICS = {
     "build": ("keys and bundles", "bundle.md#gpu-audit-build"), "verify": ("the trust model", "security.md"),
     "measure": ("a real campaign", "gpu.md#gpu-audit-measure"), "campaign": ("a real campaign", "gpu.md"),
     "invoice": ("invoices", "invoices.md"),
+    "register": ("the registration's seal", "security.md#the-registrations-seal"),
 }
 PREAMBLE = """\
 # Command-line reference

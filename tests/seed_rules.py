@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import GRID, read_grid, write_grid
+from seal_helpers import seal_example
 
 # Seed files (/work/shared/seeds): 000 German protocol, 001 Chinese, 002 French (the same protocol, so a rule of
 # one is cited once as "000/001/002 §N"), 003 the provider's article (cited by its German section title),
@@ -257,6 +258,7 @@ SETUPS: dict[str, tuple[Callable[[Path], None] | None, str]] = {
     "b8-failed": (_b8_failed, B4),
     "b200-wins": (_b200_wins, B200_B8),
     "times": (None, B4),  # the example dates every phase itself (inputs/make_example.py), in rotated order
+    "sealed": (seal_example, B4),  # the example sealed and time-stamped before its window (tests/seal_helpers.py)
 }
 
 

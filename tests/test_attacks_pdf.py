@@ -12,7 +12,6 @@ import io
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,7 +20,6 @@ from typing import Any
 import pikepdf
 import pytest
 from asn1crypto import keys as asn1_keys
-from asn1crypto import tsp
 from asn1crypto import x509 as asn1_x509
 from conftest import EXAMPLE, needs_tools
 from cryptography import x509
@@ -33,10 +31,10 @@ from pyhanko.pdf_utils.generic import pdf_name
 from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign import fields, signers
-from pyhanko.sign.timestamps.dummy_client import DummyTimeStamper
 from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko_certvalidator import ValidationContext
 from pyhanko_certvalidator.registry import SimpleCertificateStore
+from seal_helpers import KeyPair, local_tsa
 
 from generator.bundle import signing
 from generator.core.errors import UsageError
@@ -323,33 +321,11 @@ def test_subject_with_control_characters_is_refused(run_cli, tmp_path: Path) -> 
 
 @pytest.fixture
 def tsa(tmp_path: Path) -> Iterator[tuple[str, x509.Certificate]]:
-    """A local RFC 3161 responder on 127.0.0.1: pyHanko's DummyTimeStamper behind http.server."""
+    """A local RFC 3161 responder on 127.0.0.1: pyHanko's DummyTimeStamper behind http.server (seal_helpers)."""
     _k, _c, key, cert = make_identity(tmp_path / "tsa", "Test TSA", NOW - dt.timedelta(days=1),
                                       NOW + dt.timedelta(days=30), eku=ExtendedKeyUsageOID.TIME_STAMPING)
-    stamper = DummyTimeStamper(tsa_cert=_asn1(cert), tsa_key=asn1_keys.PrivateKeyInfo.load(key.private_bytes(
-        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())))
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # http.server's name
-            request = tsp.TimeStampReq.load(self.rfile.read(int(self.headers["Content-Length"])))
-            body = stamper.request_tsa_response(request).dump()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/timestamp-reply")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:  # http.server's names
-            pass  # quiet test output
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", cert
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_tsa(KeyPair(key, cert)) as served:
+        yield served.url, cert
 
 
 @pytest.mark.allow_hosts(["127.0.0.1"])  # this test only, and only the local responder

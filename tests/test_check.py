@@ -223,7 +223,7 @@ def test_gpu_missing_from_tariffs_leaves_cost_undefined(run_cli, campaign: Path)
         set_cell(campaign, row, "package_total_usd_minor", "")
     result = check_campaign(campaign)
     assert not result.errors
-    assert [f.code for f in result.findings] == ["no-tariff"]
+    assert [f.code for f in result.findings] == ["registration-not-sealed", "no-tariff"]  # the example is unsealed
     b200 = [c for c in result.decision["configurations"] if c["gpu"] == "b200"]
     assert all(c["committed_budget_usd_minor"] is None for c in b200)
     undefined = {"usd_minor": None, "undefined_reason": "no tariff for this GPU and duration"}

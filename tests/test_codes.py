@@ -69,9 +69,11 @@ def test_every_literal_code_in_the_source_is_registered() -> None:
     assert _literal_codes("invoice", {"InvoiceFinding", "_finding"}) - set(INVOICE_FINDINGS) == set()
 
 
-# The audit side's kebab-case words that are not codes: schema names, encodings, a decision status.
+# The audit side's kebab-case words that are not codes: schema names, encodings, a decision status, the
+# registration's statuses.
 NOT_CODES = {"expected-ids-row", "labels-row", "raw-results-row", "tariffs-row", "x-csv-columns",
-             "x-csv-optional-columns", "gpu-audit", "utf-8", "no-admissible", "lab-manifest"}
+             "x-csv-optional-columns", "gpu-audit", "utf-8", "no-admissible", "lab-manifest",
+             "sealed-time-stamped", "sealed-time-not-proven", "seal-broken"}
 
 
 def test_every_code_like_word_of_the_audit_is_registered() -> None:

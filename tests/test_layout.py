@@ -12,7 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "generator"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-SIDES = ("core", "audit", "render", "bundle", "invoice", "gpu", "cli")
+SIDES = ("core", "audit", "seal", "render", "bundle", "invoice", "gpu", "cli")
 ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 

@@ -26,15 +26,16 @@ def protocol() -> dict[str, Any]:
 
 
 def test_the_campaign_checks_with_no_error_and_only_warnings_of_what_its_registration_predates() -> None:
-    # Registered before quality.reference.source, the reproduction target and a subgroup's registered reason were
-    # asked for: its reference names no registered origin, the default target applies, and its subgroups' looser
-    # rules are explained in its notes only (issue 47 item 4, tests/test_subgroup_rules.py); a warning says each,
-    # so that the campaign keeps its registration.
+    # Registered before quality.reference.source, the reproduction target, a subgroup's registered reason and the
+    # seal were asked for: its reference names no registered origin, the default target applies, its subgroups'
+    # looser rules are explained in its notes only (issue 47 item 4, tests/test_subgroup_rules.py), and its protocol
+    # was committed with its runs, never sealed (issue 48); a warning says each, so that the campaign keeps its
+    # registration.
     findings = check_campaign(CAMPAIGN).findings
     assert [f.code for f in findings if f.severity is Severity.ERROR] == []
     assert {f.code for f in findings if f.severity is Severity.WARNING} == {
         "no-tariff", "reference-origin-unregistered", "reproduction-not-registered",
-        "subgroup-rule-looser-unexplained"}
+        "subgroup-rule-looser-unexplained", "registration-not-sealed"}
     assert protocol()["synthetic_data"] is False
 
 

@@ -52,7 +52,9 @@ def test_first_page_answers_the_question(rendered: Path, example_decision: Path)
             "package of GeForce RTX 4090: 1 x USD 110.00 per lot") in first
     assert "Cost per accepted result USD 110.00" in first
     assert "the timing runs separate the two clearly" in first
-    assert "No error finding: every claim checked agrees with the evidence." in first
+    # the one warning: the example's registration is declared, not sealed (issue 48)
+    assert "No error finding (1 warning): every claim checked agrees with the evidence." in first
+    assert "Registration: declared, not sealed." in first
     assert "SYNTHETIC DATA" in first
     assert f"page 1 of {len(pages)}" in first
     decision = json.loads(example_decision.read_text())
@@ -66,7 +68,7 @@ def test_figures_and_sections_are_in_the_pdf(rendered: Path) -> None:
     for expected in ("The pre-registered rule", "96 h on the real timeline",
                      "Smallest package that covers the window: 7 days", "USD 2,071.00",
                      "No p95 or other tail percentile for rtx4090-batch/b8: 4 warm runs are too few",
-                     "Errors (0)", "Warnings (0)", "Input files (SHA-256)", "NVIDIA GeForce RTX 4090",
+                     "Errors (0)", "Warnings (1)", "Input files (SHA-256)", "NVIDIA GeForce RTX 4090",
                      "GeForce RTX 4090, batch 8 (rtx4090-batch/b8): ran out of GPU memory in 1 run "
                      "(kept as a failure)."):
         assert expected in text, expected

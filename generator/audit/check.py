@@ -45,10 +45,12 @@ from generator.audit.recompute.model import (
     InputFingerprint,
     QualityRule,
     Recomputation,
+    RegistrationStatus,
     Tool,
 )
 from generator.audit.recompute.reproduction import reproduction_findings
 from generator.audit.recompute.subgroups import GroupTruth
+from generator.audit.sealcheck import check_seal
 from generator.audit.validate import tariffs_proof, validate_inputs
 from generator.core.jsonvalue import JsonDocument
 from generator.core.safefiles import sha256_file
@@ -331,7 +333,8 @@ def _fingerprints(inputs: CampaignInputs, known: dict[str, tuple[int, str]]) -> 
 
 
 def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: Recomputation | None,
-             decision: Decision, findings: list[Finding]) -> CheckResult:
+             decision: Decision, findings: list[Finding], registration: RegistrationStatus | None = None
+             ) -> CheckResult:
     """decision.json: the tool, the campaign, the inputs' fingerprints, the recomputed body, the findings sorted."""
     protocol = inputs.protocol
     findings = sorted(findings, key=sort_key)
@@ -343,7 +346,7 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
         inputs=tuple(_fingerprints(inputs, hashed)),
         window=body.window if body else None, experiments=body.experiments if body else (),
         configurations=body.configurations if body else (), decision=decision,
-        finding_counts=count_by_severity(findings), findings=tuple(findings))
+        finding_counts=count_by_severity(findings), findings=tuple(findings), registration=registration)
     return CheckResult(decision=document.to_json_dict(), findings=findings, inputs=inputs, document=document)
 
 
@@ -358,10 +361,12 @@ def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None =
     `read_from` gives the path each prediction file is read from instead of its own (`build`: its copy).
     """
     inputs = validate_inputs(load_campaign(path, fast=fast))
+    sealed, registration = check_seal(inputs)  # the registration's seal, read before any run is judged
+    inputs.findings.extend(sealed)
     if on_loaded is not None:
         on_loaded(inputs)
     judge = _judge(inputs, fast)
     assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, read_from=read_from)
     body, decision, findings = recompute_and_gate(inputs, judge is not None, assessed.acceptances,
                                                   inputs.findings + assessed.findings, assessed.hashed)
-    return assemble(inputs, assessed.hashed, body, decision, findings)
+    return assemble(inputs, assessed.hashed, body, decision, findings, registration)

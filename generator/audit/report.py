@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
-from generator.audit.recompute.model import CorpusFingerprint, Coverage, DecisionDocument
+from generator.audit.recompute.model import CorpusFingerprint, Coverage, DecisionDocument, RegistrationStatus
 from generator.audit.subgrouprules import looser_rules
 from generator.audit.textsafety import terminal_safe
 from generator.core.jsonvalue import JsonDocument
@@ -154,6 +154,19 @@ def _fingerprint_line(k: CorpusFingerprint) -> str:
     if k.fingerprint is None:
         return f"Corpus {k.revision}: no content fingerprint (its expected IDs and reference labels are not sound)"
     return f"Corpus {k.revision}: content fingerprint {k.fingerprint} ({_REVISION_CHECKS[k.revision_check]})"
+def registration_line(r: RegistrationStatus) -> str:
+    """The registration's status in one line: who sealed, and when the authority says (trusted or not)."""
+    signer = "" if r.signer is None else f"; signed by {escape_terminal(r.signer.subject)} (SHA-256 {r.signer.sha256})"
+    if r.status == "sealed-time-stamped" and r.authority is not None:
+        trust = "" if r.authority.trusted else "; time stated by an unchecked authority"
+        return (f"sealed and time-stamped by {escape_terminal(r.authority.subject)} (SHA-256 {r.authority.sha256}) "
+                f"at {r.time}{trust}{signer}")
+    if r.status == "sealed-time-not-proven":
+        return f"sealed, time not proven (no time-stamp token: the seal proves who registered what, not when){signer}"
+    if r.status == "seal-broken":
+        return ("SEAL BROKEN: the registration's seal does not verify, or its files changed after registration (see "
+                "the errors)")
+    return "declared, not sealed: registered_at and the protocol's rules are the campaign's word"
 
 
 def format_decision(decision: DecisionDocument) -> str:
@@ -164,6 +177,8 @@ def format_decision(decision: DecisionDocument) -> str:
     if campaign is not None:
         lines.append(f"Question: {campaign.question}")
         lines.extend(_fingerprint_line(k) for k in campaign.fingerprints or ())
+    if decision.registration is not None:
+        lines.append(f"Registration: {registration_line(decision.registration)}")
     by_id = {c.id: c for c in decision.configurations}
     if d.answer:
         chosen = by_id[d.answer]

@@ -36,9 +36,9 @@ from generator.core.safefiles import read_key_file, write_new_files
 __all__ = [  # the PDF checks live in generator.bundle.pdfverdict; verify and the tests take them from here
     "CERT_NAME", "KEY_NAME", "KEY_PASSPHRASE_ENV", "PKCS12_PASSPHRASE_ENV", "SIGNATURE_FIELD", "Identity",
     "PdfSignatureCheck", "cert_fingerprint", "check_name", "check_pdf_signature", "check_signing_certificate",
-    "check_signing_setup", "check_tsa_url", "embedded_decision", "escaped", "keygen", "load_pem_identity",
-    "load_pkcs12_identity", "load_signer",
-    "sign_bytes", "sign_pdf", "verify_bytes",
+    "check_signing_setup", "check_tsa_url", "cms_signer", "embedded_decision", "escaped", "keygen",
+    "load_pem_identity", "load_pkcs12_identity", "load_signer", "sign_bytes", "sign_pdf", "timestamper",
+    "verify_bytes",
 ]
 
 KEY_NAME = "signer-key.pem"
@@ -296,7 +296,8 @@ def load_signer() -> None:
     from pyhanko.sign import fields, signers  # noqa: F401
 
 
-def _pyhanko_signer(identity: Identity) -> Any:
+def cms_signer(identity: Identity) -> Any:
+    """pyHanko's CMS signer of the identity: the note's certification, and the registration's seal."""
     from asn1crypto import keys as asn1_keys
     from asn1crypto import x509 as asn1_x509
     from pyhanko.sign import signers
@@ -337,6 +338,14 @@ def check_tsa_url(url: str) -> str:
     return url
 
 
+def timestamper(tsa_url: str) -> Any:
+    """pyHanko's RFC 3161 client of the authority at `tsa_url` (http or https only: check_tsa_url)."""
+    url = check_tsa_url(tsa_url)  # before the HTTP client is imported: a refused URL loads nothing
+    from pyhanko.sign.timestamps.requests_client import HTTPTimeStamper
+
+    return HTTPTimeStamper(url, https=url.lower().startswith("https://"))
+
+
 def check_signing_setup(identity: Identity | None, tsa_url: str | None) -> None:
     """What `sign_pdf` would refuse, refused before a build does any work."""
     if identity is not None:
@@ -358,11 +367,7 @@ def sign_pdf(identity: Identity, pdf: bytes, *, tsa_url: str | None = None, now:
     from pyhanko.sign import fields, signers
 
     check_signing_certificate(identity.cert, now)
-    timestamper = None
-    if tsa_url is not None:
-        from pyhanko.sign.timestamps.requests_client import HTTPTimeStamper
-
-        timestamper = HTTPTimeStamper(check_tsa_url(tsa_url), https=tsa_url.lower().startswith("https://"))
+    stamper = None if tsa_url is None else timestamper(tsa_url)
     meta = signers.PdfSignatureMetadata(field_name=SIGNATURE_FIELD, subfilter=fields.SigSeedSubFilter.PADES,
                                         md_algorithm="sha256", certify=True,
                                         docmdp_permissions=fields.MDPPerm.NO_CHANGES)
@@ -374,10 +379,10 @@ def sign_pdf(identity: Identity, pdf: bytes, *, tsa_url: str | None = None, now:
         del info_ref.get_object()["/Producer"]
         writer.mark_update(info_ref)
     try:
-        out = signers.sign_pdf(writer, meta, signer=_pyhanko_signer(identity), timestamper=timestamper,
+        out = signers.sign_pdf(writer, meta, signer=cms_signer(identity), timestamper=stamper,
                                new_field_spec=fields.SigFieldSpec(SIGNATURE_FIELD))
     except Exception as exc:
-        if timestamper is None:
+        if stamper is None:
             raise
         # an unreachable, refusing or malformed authority is the environment's problem, not a crash
         raise UsageError(f"--tsa {escaped(tsa_url or '')}: no timestamp from the authority "

@@ -40,18 +40,24 @@ def _passphrase(env: str, prompt: str) -> bytes | None:
     return None
 
 
-def _identity(args: argparse.Namespace) -> Any:
+def signing_identity(args: argparse.Namespace) -> Any:
+    """The identity --key and --cert, or --pkcs12, name (None with --unsigned): `build`'s and `register`'s."""
     from generator.bundle import signing
 
-    chosen = [bool(args.key or args.cert), bool(args.pkcs12), bool(args.unsigned)]
+    unsigned = bool(getattr(args, "unsigned", False))
+    may_be_unsigned = hasattr(args, "unsigned")  # `register` always signs
+    chosen = [bool(args.key or args.cert), bool(args.pkcs12), unsigned]
     if sum(chosen) > 1:
-        raise UsageError("give either --key and --cert, or --pkcs12, or --unsigned")
-    if args.unsigned:
+        raise UsageError("give either --key and --cert, or --pkcs12" + (", or --unsigned" if may_be_unsigned else ""))
+    if unsigned:
         return None
     readable = bool(getattr(args, "allow_readable_key", False))
     if args.pkcs12:
         return _key_loaded(lambda: signing.load_pkcs12_identity(
             Path(args.pkcs12), _passphrase(PKCS12_PASSPHRASE_ENV, "PKCS#12 passphrase: "), allow_readable_key=readable))
+    if not (args.key and args.cert) and not may_be_unsigned:
+        raise UsageError("a registration is sealed with the team's key: give --key KEY.pem --cert CERT.pem (make "
+                         "them once with `gpu-audit keygen DIR`), or --pkcs12 FILE")
     if not (args.key and args.cert):
         raise UsageError("a bundle is signed: give --key KEY.pem --cert CERT.pem (make them once with "
                          "`gpu-audit keygen DIR`), or --pkcs12 FILE, or --unsigned to build an unsigned bundle")
@@ -122,7 +128,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     with BuildWorkers() as workers:  # first: their imports overlap the set-up below
         reading_campaigns(BUILD_KEEP_FREED_MS)
-        identity = _identity(args)
+        identity = signing_identity(args)
         _leftovers(Path(args.out).parent, clean=args.clean_leftovers)
         show = (not args.quiet) and sys.stderr.isatty()
         progress = _progress_bar() if show else None

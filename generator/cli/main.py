@@ -2,7 +2,8 @@
 
 Only the standard library is imported at module level, so that `python -m generator measure ...`
 runs on a GPU machine that has nothing but Python, PyTorch and NumPy. Each command group adds its own
-subcommands: `audit` (validate, check, cost, render), `bundle` (keygen, build, verify), `measure`, `campaign`.
+subcommands: `audit` (validate, check, cost, render), `seal` (register), `bundle` (keygen, build, verify),
+`measure`, `campaign`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from generator.core.limits import applied
 
 def build_parser() -> argparse.ArgumentParser:
     """The `gpu-audit` parser with every command; the commands' own modules are imported here."""
-    from generator.cli import audit, bundle, campaign, invoice, measure
+    from generator.cli import audit, bundle, campaign, invoice, measure, seal
 
     parser = argparse.ArgumentParser(
         prog="gpu-audit",
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpu-audit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     audit.add_parsers(sub)
+    seal.add_parser(sub)
     bundle.add_parsers(sub)
     measure.add_parser(sub)
     campaign.add_parser(sub)

@@ -80,6 +80,26 @@ AUDIT: tuple[Code, ...] = (
     Code("reference-missing-id", E, S, "the reference labels every expected ID", "label every expected ID"),
     Code("registered-after-start", E, S, "the protocol is registered before the first measurement",
          "register the protocol before the runs; a later rule needs a new independent evaluation"),
+    # the registration's seal (generator.audit.sealcheck): registration.json, its signature and its token
+    Code("registration-not-sealed", W, S, "a registration is proven by a seal: without registration.json, "
+         "registered_at and every rule of the protocol are the campaign's word",
+         "seal the protocol with `gpu-audit register` before the runs, with --tsa to prove when"),
+    Code("seal-invalid", E, S, "registration.json reads, and its CMS signature verifies over its exact bytes with "
+         "the certificate it names", "keep the seal as `gpu-audit register` wrote it; a seal that does not verify "
+         "proves nothing"),
+    Code("seal-token-invalid", E, S, "the RFC 3161 token verifies and stamps the registration's signature",
+         "keep registration.json.tsr as the authority gave it"),
+    Code("sealed-after-window-start", E, S, "the registration is sealed before the campaign window starts: the "
+         "token's time is before the window's start", "seal the protocol before the window; a seal made later "
+         "needs a new campaign"),
+    Code("sealed-after-first-run", E, S, "the registration is sealed before the first dated run phase",
+         "seal the protocol before any run; a seal made after the runs needs a new campaign"),
+    Code("sealed-file-changed", E, S, "each sealed file is byte for byte what was registered",
+         "restore the registered file; a change after registration needs a new registration and new runs"),
+    Code("sealed-file-missing", E, S, "each sealed file is still in the campaign folder",
+         "restore the registered file"),
+    Code("file-not-sealed", E, S, "every file the protocol fixes before the runs is sealed with it",
+         "restore the registered protocol; a file added after registration needs a new registration and new runs"),
     Code("synthetic-data-mismatch", E, S, "the protocol's synthetic_data agrees with every measurement",
          "write synthetic_data as the figures are"),
     Code("tariff-not-catalogue", E, S, "a published price is the catalogue snapshot's unchanged, or the provider's "

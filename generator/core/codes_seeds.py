@@ -101,6 +101,13 @@ SEEDS: dict[str, str] = {
     "quality-value-mismatch": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "reference-missing-id": "000/001/002 §1; 003 'Eingaben, Referenz und Manifest vorbereiten'",
     "registered-after-start": "003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 000/001/002 §1",
+    "registration-not-sealed": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
+    "sealed-after-window-start": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
+    "sealed-after-first-run": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
+    "sealed-file-changed": (
+        "000/001/002 §1, §5; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'; 003 'Qualität nach einem "
+        "Wechsel der Präzision prüfen'"),
+    "seal-invalid": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "renamed-column": "000/001/002 §4; 004 Inhalt",
     "resume-not-declared": "003 'Wiederholen und Fehlschläge beibehalten'",
     "resume-of-invalid": "003 'Wiederholen und Fehlschläge beibehalten'",

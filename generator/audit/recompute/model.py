@@ -37,7 +37,8 @@ __all__ = [
     "Decision",
     "DecisionDocument", "EnvironmentCells", "Evidence", "Excluded", "Experiment", "FindingRef", "InputFingerprint",
     "Measurement", "MemoryCells", "Package", "PackageCover", "PhaseTiming", "QualityRule", "RankEntry",
-    "Recomputation", "RecomputedRun", "ResumeBalance", "Run", "RunExclusion", "SeedRuns", "Separation", "Tie",
+    "Recomputation", "RecomputedRun", "RegistrationStatus", "ResumeBalance", "Run", "RunExclusion", "SealParty",
+    "SeedRuns", "Separation", "Tie",
     "Timing", "Tool", "Unpriced", "Window",
 ]
 
@@ -344,6 +345,30 @@ class InputFingerprint(JsonRecord):
 
 
 @dataclass(frozen=True)
+class SealParty(JsonRecord):
+    """Who signed the registration, or the authority that stamped it: subject, SHA-256 of the certificate, and
+    (for an authority) whether the reader trusts it; an authority not trusted states a time nobody checked."""
+
+    subject: str
+    sha256: str
+    trusted: bool | None = field(default=None, metadata=OMIT_IF_NONE)
+
+
+@dataclass(frozen=True)
+class RegistrationStatus(JsonRecord):
+    """How the registration is proven (generator.audit.sealcheck): sealed-time-stamped, sealed-time-not-proven,
+    declared (no seal: registered_at is the campaign's word) or seal-broken (it does not verify, or its files
+    changed); the signer, the token's time (UTC) and authority, registration.json's SHA-256 and the files sealed."""
+
+    status: str
+    signer: SealParty | None = None
+    time: str | None = None
+    authority: SealParty | None = None
+    registration_sha256: str | None = None
+    sealed_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class DecisionDocument(JsonRecord):
     """decision.json as a whole. Findings are generator.audit.findings records, severity as its value."""
 
@@ -359,3 +384,5 @@ class DecisionDocument(JsonRecord):
     decision: Decision
     finding_counts: dict[str, int]
     findings: tuple[Finding, ...]
+    # absent in decisions made before the seal existed (their registration was declared, never sealed)
+    registration: RegistrationStatus | None = field(default=None, metadata=OMIT_IF_NONE)

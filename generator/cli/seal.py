@@ -1,0 +1,101 @@
+"""The `register` command: a campaign's registration sealed before its runs (a thin wrapper over one function)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from generator.cli.bundle import KEY_PASSPHRASE_ENV, PKCS12_PASSPHRASE_ENV, signing_identity
+from generator.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from generator.audit.registration import RegistrationPlan
+
+
+def _warnings(plan: RegistrationPlan, token_time: datetime | None) -> list[str]:
+    """What the seal will not prove: results already there, a token at or after the window's start."""
+    from generator.audit.recompute.cost import parse_local
+    from generator.core.termtext import escape_terminal
+
+    out = []
+    present = plan.results_present
+    if present:
+        named = ", ".join(escape_terminal(p) for p in present[:5]) + (" ..." if len(present) > 5 else "")
+        out.append(f"warning: results are already in the campaign folder ({named}): a seal made after the runs "
+                   "proves nothing about before them; `check` refuses a token dated at or after the first run")
+    protocol = plan.protocol
+    if token_time is not None:
+        try:
+            start = parse_local(protocol.window.start, protocol.window.timezone)
+        except (UsageError, ValueError):
+            return out
+        if token_time >= start:
+            out.append(f"warning: the token's time is not before the window's start ({protocol.window.start} "
+                       f"{protocol.window.timezone}): `check` will refuse this seal")
+    return out
+
+
+def _cmd_register(args: argparse.Namespace) -> int:
+    from generator.audit.registration import register_campaign
+    from generator.bundle import signing
+    from generator.core.termtext import escape_terminal
+    from generator.seal.unseal import read_seal
+    from generator.seal.write import NoTimestampError
+
+    identity = signing_identity(args)
+    stamper = None if args.tsa is None else signing.timestamper(args.tsa)
+    try:
+        plan, sealed = register_campaign(Path(args.campaign_dir), signer=signing.cms_signer(identity),
+                                         certificate=identity.cert, timestamper=stamper, force=args.force)
+    except NoTimestampError as exc:
+        raise UsageError(f"--tsa {signing.escaped(args.tsa)}: {exc}; check the URL, or register without --tsa "
+                         "(the seal then proves who and what, not when)") from None
+    for path in sealed.written:
+        print(f"wrote {escape_terminal(str(path))}")
+    reading = read_seal(plan.root)
+    print(f"sealed {len(sealed.registration.files)} files: "
+          + ", ".join(escape_terminal(f.path) for f in sealed.registration.files))
+    print(f"signed by {escape_terminal(identity.subject)} (SHA-256 {identity.fingerprint})")
+    token = reading.token
+    if token is not None:
+        print(f"time-stamped at {token.time.isoformat().replace('+00:00', 'Z')} by "
+              f"{escape_terminal(token.tsa_subject)} (SHA-256 {token.tsa_sha256}); whoever reads the seal decides "
+              "whether to trust that authority")
+    else:
+        print("warning: no --tsa: the seal proves who registered and what, not when; registered_at stays the "
+              "protocol's word (give --tsa URL of an RFC 3161 time-stamping authority to prove the time)",
+              file=sys.stderr)
+    for line in _warnings(plan, token.time if token is not None else None):
+        print(line, file=sys.stderr)
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `gpu-audit register`."""
+    p = sub.add_parser(
+        "register",
+        help="seal the campaign's registration before the runs: signed, and time-stamped with --tsa",
+        description="Write CAMPAIGN_DIR/registration.json: the size, SHA-256 and a copy of protocol.json and of every "
+        "file it fixes before the runs (expected IDs, reference, subgroup and split ID files, further corpora, "
+        "tariffs, Lab manifest); then registration.json.p7s, a detached CMS signature over its exact bytes with the "
+        "team's key, and with --tsa, registration.json.tsr, an RFC 3161 time-stamp over that signature. `check` "
+        "then verifies every sealed file and the token's time against the window and the first run. An existing "
+        f"seal is refused unless --force. A PKCS#12 passphrase comes from ${PKCS12_PASSPHRASE_ENV} or a prompt; an "
+        f"encrypted PEM key's from ${KEY_PASSPHRASE_ENV}. Exit 0 sealed, 2 not sealed.",
+    )
+    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
+    p.add_argument("--key", metavar="KEY.pem", help="RSA private key of 2048 bits or more (PEM)")
+    p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM), or its chain: that certificate first, "
+                   "then each intermediate CA up to the root")
+    p.add_argument("--pkcs12", metavar="FILE", help="key and certificate in one PKCS#12 file")
+    p.add_argument("--allow-readable-key", action="store_true",
+                   help="use a private key (or PKCS#12 file) that group or others can read; refused otherwise")
+    p.add_argument("--tsa", metavar="URL", help="RFC 3161 time-stamping authority that stamps the signature: the "
+                   "proof of when the registration was sealed (the one network request, and only when given)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing seal: only before any run, to correct the registration (a seal "
+                   "replaced after the runs is the change a seal exists to show)")
+    p.set_defaults(handler=_cmd_register)

@@ -68,7 +68,7 @@ def test_a_sealed_copy_of_the_example_checks_clean_sealed_and_time_stamped(seale
                                       "sha256": signing.cert_fingerprint(team().cert)}
     assert registration["sealed_files"] == ["protocol.json", "expected-ids.csv", "reference.csv",
                                             "subgroups/short.csv", "subgroups/medium.csv", "subgroups/long.csv",
-                                            "tarifs-forfaits.csv"]
+                                            "splits/tuning-ids.csv", "tarifs-forfaits.csv"]
     jsonschema.validate(result.decision, load_schema("decision"))
     assert (f"Registration: sealed and time-stamped by O=Test TSA,CN=Test TSA (SHA-256 {tsa_sha256}) at "
             "2026-10-01T00:00:00Z; time stated by an unchecked authority; signed by O=Seal Team,CN=Seal Team"

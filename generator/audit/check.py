@@ -6,11 +6,13 @@ import contextvars
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+from cryptography import x509
 
 from generator import __version__
 from generator.audit import corpusprint, idsets
@@ -352,16 +354,17 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
 
 def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None = None,
                    on_loaded: Callable[[CampaignInputs], None] | None = None,
-                   read_from: ReadFrom | None = None) -> CheckResult:
+                   read_from: ReadFrom | None = None, trust_tsa: Sequence[x509.Certificate] = ()) -> CheckResult:
     """Validate the campaign folder and recompute every claim from the evidence.
 
     Prediction files are read a few at a time (never all in memory); `fast=False` uses the straightforward
     row-by-row readers and set arithmetic instead, which must give the same findings. `on_loaded` learns
     the inputs (their files included) before the prediction files are read.
     `read_from` gives the path each prediction file is read from instead of its own (`build`: its copy).
+    `trust_tsa`: the time-stamping authorities the reader trusts (--trust-tsa); another's token time is unchecked.
     """
     inputs = validate_inputs(load_campaign(path, fast=fast))
-    sealed, registration = check_seal(inputs)  # the registration's seal, read before any run is judged
+    sealed, registration = check_seal(inputs, trust_tsa)  # the registration's seal, read before any run is judged
     inputs.findings.extend(sealed)
     if on_loaded is not None:
         on_loaded(inputs)

@@ -25,6 +25,7 @@ from generator.audit.labmeasure import lab_output_findings
 from generator.audit.readers.csvtable import Table, decode_utf8, read_bytes, read_table
 from generator.audit.readers.jsondoc import Document, loads_strict, read_document
 from generator.audit.readers.predictions import ColumnRules, LabelFile, known_ids, read_ids, read_labels, size_limit
+from generator.seal.record import SEAL_FILES
 
 # The inputs in the order they are read; validation walks them in the same order (each input's load
 # findings, then its rules), so that the findings come out in one order whichever stage made them.
@@ -269,6 +270,9 @@ def load_campaign(path: Path, *, fast: bool = True) -> CampaignInputs:
     if inputs.grid is not None:
         _map_run_files(inputs, inputs.grid)
     _load_measurements(inputs)
+    # The registration's seal travels with the inputs (in decision.json's fingerprints and the bundle's copies);
+    # sealcheck reads it.
+    inputs.input_files += [name for name in SEAL_FILES if (seal := inputs.folder.resolve(name)) and is_file(seal)]
     inputs.input_files = sorted(set(inputs.input_files))
     inputs.findings = [f for section in SECTIONS for f in inputs.load_findings[section]]
     return inputs

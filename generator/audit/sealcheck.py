@@ -3,8 +3,11 @@ and the first run, and the registration's status (sealed and time-stamped, seale
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+
+from cryptography import x509
 
 from generator.audit import sealdiff
 from generator.audit.campaign import PROTOCOL_FILE, is_file
@@ -157,10 +160,12 @@ def _status(reading: SealReading) -> RegistrationStatus:
                               reading.registration_sha256, files)
 
 
-def check_seal(inputs: CampaignInputs) -> tuple[list[Finding], RegistrationStatus]:
-    """The seal's findings and the registration's status; no seal at all is one warning on registered_at."""
+def check_seal(inputs: CampaignInputs, trust_tsa: Sequence[x509.Certificate] = ()
+               ) -> tuple[list[Finding], RegistrationStatus]:
+    """The seal's findings and the registration's status; no seal at all is one warning on registered_at.
+    `trust_tsa`: the authorities the reader trusts (--trust-tsa); another's token time is stated, unchecked."""
     root = inputs.folder.root
-    reading = read_seal(root)
+    reading = read_seal(root, trust_tsa)
     if not reading.present:
         return [_shared(make_finding(
             "registration-not-sealed", Severity.WARNING, PROTOCOL_FILE, "the registration is declared, not sealed: "

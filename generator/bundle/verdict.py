@@ -27,6 +27,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from generator.core.codes import registered
+from generator.core.errors import UsageError
+from generator.core.safefiles import read_key_file
 from generator.core.termtext import counted, escape_terminal, quoted_words
 
 # What each identity problem says of the signer, for the `identity: FAILED` line; the bundle may still be intact.
@@ -107,6 +109,25 @@ class Trust:
         return hashlib.sha256(self.cert.public_bytes(serialization.Encoding.DER)).hexdigest()
 
 
+def load_trust(path: Path | None = None, fingerprint: str | None = None) -> Trust:
+    """The trust anchor of --trust CERT.pem or --trust-fingerprint SHA256:HEX (at most one of them)."""
+    if path is not None and fingerprint is not None:
+        raise UsageError("give --trust CERT.pem or --trust-fingerprint SHA256:HEX, not both")
+    if fingerprint is not None:
+        parsed = parse_fingerprint(fingerprint)
+        if parsed is None:
+            raise UsageError(f"--trust-fingerprint {fingerprint!r} is not SHA256: and 64 hex digits")
+        return Trust(fingerprint=parsed, source=f"--trust-fingerprint SHA256:{parsed}")
+    if path is None:
+        return Trust()
+    # A regular file of at most 1 MiB, opened without blocking: a FIFO or /dev/zero is refused at once.
+    data = read_key_file(path, "trust certificate file").data
+    try:
+        return Trust(cert=x509.load_pem_x509_certificate(data), source=f"--trust {path}", path=path.resolve())
+    except ValueError:
+        raise UsageError(f"{path} is not a PEM certificate") from None
+
+
 @dataclass
 class Report:
     """The outcome of verifying a bundle or a standalone note."""
@@ -128,6 +149,7 @@ class Report:
     complete: bool = True  # False: verification stopped early (nothing more could be, or was to be, checked)
     library_warnings: list[str] = field(default_factory=list)  # shown before the verdict, never on stderr after it
     decision: bytes | None = None  # decision.json as verified (the note's embedded one for a note alone)
+    registration: list[str] = field(default_factory=list)  # what verify says of the registration's seal
     note: bytes | None = None  # decision-note.pdf as verified: what `invoice attach` embeds
 
     @property
@@ -256,6 +278,7 @@ def report_lines(report: Report) -> list[str]:
                         "an unnamed authority"))
         if report.timestamp_authority:
             lines.append(words_line(report.timestamp_authority, "the time-stamping authority's own"))
+    lines += report.registration
     lines += _identity_lines(report, where, fp)
     lines += [f"warning: {escape_terminal(w)}" for w in report.library_warnings]
     state = report.state

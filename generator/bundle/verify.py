@@ -13,6 +13,7 @@ import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,15 +43,16 @@ from generator.bundle.certchain import in_order
 from generator.bundle.manifestdoc import ManifestDoc, read_manifest
 from generator.bundle.noteparse import parse_note
 from generator.bundle.notetrust import decision_id, trust_problem
+from generator.bundle.sealverify import SEAL_PATHS, check_bundle_seal
 from generator.bundle.signing import cert_fingerprint, verify_bytes
-from generator.bundle.verdict import Problem, Report, Trust, name_os_artefacts
+from generator.bundle.verdict import Problem, Report, Trust, load_trust, name_os_artefacts
 from generator.core.errors import UsageError
 from generator.core.limits import Limits, limit_message, resolve
-from generator.core.safefiles import open_regular, read_key_file
+from generator.core.safefiles import open_regular
 
 __all__ = ["Problem", "Report", "Trust", "load_trust", "verify_bundle"]
 SIGNATURE_CODES = frozenset({"bad-certificate", "bad-signature", "signer-mismatch"})  # MANIFEST.json's own
-PARSED = frozenset({DECISION_PATH, PDF_PATH, BAG_INFO_FILE})  # besides the manifests (*.txt): parsed after the hash
+PARSED = frozenset({DECISION_PATH, PDF_PATH, BAG_INFO_FILE, *SEAL_PATHS})  # and the manifests (*.txt): after the hash
 # MANIFEST.json (a line per file) and decision.json (aggregates) are a few hundred kilobytes; parsing JSON costs
 # about fifty times its size in memory, so neither is parsed beyond this.
 MAX_JSON_BYTES = 16 * 1024 * 1024
@@ -302,7 +304,8 @@ def _check_decision(bag: _Bag, doc: ManifestDoc) -> bytes | None:
     return raw
 
 
-def _verify_folder(root: Path, display: str, trust: Trust, allow_unsigned: bool, limits: Limits) -> Report:
+def _verify_folder(root: Path, display: str, trust: Trust, allow_unsigned: bool, limits: Limits,
+                   trust_tsa: Sequence[x509.Certificate] = ()) -> Report:
     report = Report(bundle=display, trust=trust)
     files, folders, odd, deep = walk_bundle(root)
     bag = _Bag(root, files, folders, limits, report)
@@ -344,36 +347,19 @@ def _verify_folder(root: Path, display: str, trust: Trust, allow_unsigned: bool,
     _check_bag_info(bag, doc)
     decision_raw = _check_decision(bag, doc)
     _check_note(bag, cert, decision_raw)
+    seal = check_bundle_seal(root, doc.payload, bag.contents, decision_raw, trust_tsa, limits.max_json_depth)
+    report.problems += seal.problems
+    report.registration = seal.lines  # who sealed the registration, when, and whether the inputs are the sealed ones
     return report
 
 
-def load_trust(path: Path | None = None, fingerprint: str | None = None) -> Trust:
-    """The trust anchor of --trust CERT.pem or --trust-fingerprint SHA256:HEX (at most one of them)."""
-    from generator.bundle.verdict import parse_fingerprint
-
-    if path is not None and fingerprint is not None:
-        raise UsageError("give --trust CERT.pem or --trust-fingerprint SHA256:HEX, not both")
-    if fingerprint is not None:
-        parsed = parse_fingerprint(fingerprint)
-        if parsed is None:
-            raise UsageError(f"--trust-fingerprint {fingerprint!r} is not SHA256: and 64 hex digits")
-        return Trust(fingerprint=parsed, source=f"--trust-fingerprint SHA256:{parsed}")
-    if path is None:
-        return Trust()
-    # A regular file of at most 1 MiB, opened without blocking: a FIFO or /dev/zero is refused at once.
-    data = read_key_file(path, "trust certificate file").data
-    try:
-        return Trust(cert=x509.load_pem_x509_certificate(data), source=f"--trust {path}", path=path.resolve())
-    except ValueError:
-        raise UsageError(f"{path} is not a PEM certificate") from None
-
-
 def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, allow_unsigned: bool = False,
-                  limits: Limits | None = None) -> Report:
+                  limits: Limits | None = None, trust_tsa: Sequence[x509.Certificate] = ()) -> Report:
     """Verify a bundle folder or zip, or a decision note (a PDF); every problem is named, none raised.
 
     `trust` is the anchor (a certificate is taken as --trust); `allow_unsigned` cannot go with one: a check of
     who signed cannot be waived for the bundles nobody signed. `limits`: the active ones by default.
+    `trust_tsa`: the time-stamping authorities the reader trusts, for the registration's seal (--trust-tsa).
     """
     lim = resolve(limits)
     anchor = Trust(cert=trust, source="--trust") if isinstance(trust, x509.Certificate) else (trust or Trust())
@@ -384,7 +370,7 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
         raise UsageError(f"{path} does not exist; give a bundle folder, a .zip made by `gpu-audit build`, or its "
                          "decision-note.pdf")
     if path.is_dir():
-        return name_os_artefacts(_verify_folder(path, str(path), anchor, allow_unsigned, lim), path)
+        return name_os_artefacts(_verify_folder(path, str(path), anchor, allow_unsigned, lim, trust_tsa), path)
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise UsageError(f"{path} is neither a folder nor a regular file; give a bundle folder, a .zip or a PDF")
     with path.open("rb") as fh:
@@ -395,5 +381,5 @@ def verify_bundle(path: Path, trust: Trust | x509.Certificate | None = None, all
         if problems:
             return Report(bundle=str(path), trust=anchor, complete=False, problems=problems)
         root, outside = zipsafe.bag_root(Path(tmp))
-        report = _verify_folder(root, str(path), anchor, allow_unsigned, lim)
+        report = _verify_folder(root, str(path), anchor, allow_unsigned, lim, trust_tsa)
         return name_os_artefacts(report, path, zip_top=root.relative_to(tmp), outside=outside)

@@ -12,8 +12,10 @@ from generator.cli.options import (
     KEEP_FREED_MS,
     add_language_option,
     add_limits,
+    add_trust_tsa_option,
     reading_campaigns,
     require_max_findings,
+    trust_tsa_of,
 )
 from generator.core.errors import OutputExistsError, QuoteError, UsageError
 
@@ -61,7 +63,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     require_max_findings(args)
     if args.out is not None and (Path(args.out).exists() or Path(args.out).is_symlink()):
         raise _exists(args.out)  # before the work, as given on the command line
-    result = check_campaign(Path(args.campaign_dir))
+    result = check_campaign(Path(args.campaign_dir), trust_tsa=trust_tsa_of(args))
     text = json.dumps(result.decision, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if args.out is not None:
         _write_new(Path(args.out), text)
@@ -154,20 +156,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add_limits(p, CAMPAIGN_LIMITS)
     p.set_defaults(handler=_cmd_validate)
 
-    p = sub.add_parser(
-        "check",
-        help="validate, then recompute acceptance, timings, memory and cost",
-        description="Validate CAMPAIGN_DIR, then recompute every claim from the evidence (ID sets, format, quality "
-        "rule, comparability, timings, memory, package cost) and answer the protocol's question. Writes nothing "
-        "unless --out is given. Exit 0 no error finding, 1 error findings, 2 usage error.",
-    )
-    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
-    p.add_argument("--json", action="store_true", help="print decision.json instead of the summary")
-    p.add_argument("--out", metavar="DECISION_JSON", help="write decision.json to this new file")
-    p.add_argument("--max-findings", type=int, default=200, metavar="N",
-                   help="list at most N findings, then count the rest (default 200)")
-    add_limits(p, CAMPAIGN_LIMITS)
-    p.set_defaults(handler=_cmd_check)
+    _add_check(sub)
 
     p = sub.add_parser(
         "cost",
@@ -199,3 +188,22 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--campaign", metavar="CAMPAIGN_DIR", help="also embed this campaign's raw results and protocol")
     add_language_option(p)
     p.set_defaults(handler=_cmd_render)
+
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`gpu-audit check`: the campaign, where decision.json goes, the authorities the reader trusts, the limits."""
+    p = sub.add_parser(
+        "check",
+        help="validate, then recompute acceptance, timings, memory and cost",
+        description="Validate CAMPAIGN_DIR, then recompute every claim from the evidence (ID sets, format, quality "
+        "rule, comparability, timings, memory, package cost) and answer the protocol's question. Writes nothing "
+        "unless --out is given. Exit 0 no error finding, 1 error findings, 2 usage error.",
+    )
+    p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
+    p.add_argument("--json", action="store_true", help="print decision.json instead of the summary")
+    p.add_argument("--out", metavar="DECISION_JSON", help="write decision.json to this new file")
+    p.add_argument("--max-findings", type=int, default=200, metavar="N",
+                   help="list at most N findings, then count the rest (default 200)")
+    add_trust_tsa_option(p)
+    add_limits(p, CAMPAIGN_LIMITS)
+    p.set_defaults(handler=_cmd_check)

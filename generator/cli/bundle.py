@@ -16,10 +16,12 @@ from generator.cli.options import (
     add_language_option,
     add_limits,
     add_trust_options,
+    add_trust_tsa_option,
     limits_of,
     reading_campaigns,
     require_max_findings,
     trust_of,
+    trust_tsa_of,
 )
 from generator.core.errors import UsageError
 from generator.core.termtext import counted
@@ -169,7 +171,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         trust = trust_of(args)
         report = verify_bundle(Path(args.bundle), trust=trust, allow_unsigned=args.allow_unsigned,
-                               limits=limits_of(args))
+                               limits=limits_of(args), trust_tsa=trust_tsa_of(args))
     add_library_warnings(report, caught)
     # Names in a bundle are the maker's: a CR or an escape sequence in one must not overwrite these lines.
     for problem in report.problems[: args.max_findings]:
@@ -241,13 +243,15 @@ def _add_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="check a bundle or a decision note: files, checksums, signatures, signer",
         description="Check a bundle folder or zip, or a decision-note.pdf on its own: every file listed in the signed "
         "MANIFEST.json and nothing else, every checksum, both signatures, the cross-checks (the PDF's embedded "
-        "decision.json, the bundle ID, the input fingerprints), and the signer's certificate fingerprint against "
-        "--trust or --trust-fingerprint. Exit 0 only when all hold and the signer is trusted (or the bundle is "
+        "decision.json, the bundle ID, the input fingerprints), the registration's seal when the bundle carries one "
+        "(who sealed, when, and that the inputs are the sealed ones), and the signer's certificate fingerprint "
+        "against --trust or --trust-fingerprint. Exit 0 only when all hold and the signer is trusted (or the bundle is "
         "unsigned and --allow-unsigned is given); 1 for a problem, or when no trust anchor is given (signer not "
         "checked); 2 for usage errors.",
     )
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip")
     add_trust_options(p)
+    add_trust_tsa_option(p)
     p.add_argument("--max-findings", type=int, default=200, metavar="N", help="list at most N problems")
     add_limits(p, BUNDLE_LIMITS)
     p.set_defaults(handler=_cmd_verify)

@@ -52,6 +52,23 @@ def add_trust_options(p: argparse.ArgumentParser) -> None:
                    help="accept a bundle built with --unsigned (not with --trust or --trust-fingerprint)")
 
 
+def add_trust_tsa_option(p: argparse.ArgumentParser) -> None:
+    """Give `p` --trust-tsa: the time-stamping authorities the reader trusts for the registration's seal."""
+    p.add_argument("--trust-tsa", action="append", default=[], metavar="CERT.pem",
+                   help="a time-stamping authority you trust (its PEM certificate, or the CA's that issued it; "
+                   "repeatable): the registration's token time is proven only when its authority is one of these, "
+                   "else it is stated by an unchecked authority")
+
+
+def trust_tsa_of(args: argparse.Namespace) -> Any:
+    """The certificates --trust-tsa names, read as --trust's file is (a tuple of cryptography certificates)."""
+    from pathlib import Path
+
+    from generator.bundle.sealverify import load_tsa_trust
+
+    return load_tsa_trust([Path(p) for p in args.trust_tsa])
+
+
 def trust_of(args: argparse.Namespace) -> Any:
     """The trust anchor the options of add_trust_options name (a generator.bundle.verdict.Trust)."""
     from pathlib import Path

@@ -58,6 +58,15 @@ VERIFY: tuple[Code, ...] = (
          "line names"),
     Code("pdf-too-costly", E, B, "the note parses within --max-pdf-seconds and the memory ceiling",
          "if the note is genuine, raise --max-pdf-seconds"),
+    Code("registration-mismatch", E, B, "decision.json's registration status names the seal the bundle carries (its "
+         "registration.json and signer), or none when it carries none", _REBUILD),
+    Code("seal-invalid", E, B, "the registration's seal the bundle carries verifies: registration.json reads and its "
+         "signature (registration.json.p7s) is by the certificate it names, over its exact bytes", _REBUILD),
+    Code("seal-token-invalid", E, B, "the registration's time-stamp token (registration.json.tsr) stamps its "
+         "signature and verifies", _REBUILD),
+    Code("sealed-input-changed", E, B, "every file the registration seals is among the bundle's inputs, byte for "
+         "byte as sealed", "the decision rests on inputs changed after registration: ask the campaign's team for "
+         "the inputs as registered, or a new registration and new runs"),
     Code("signer-mismatch", E, B, "signer.pem is the certificate MANIFEST.json and the note name", _REBUILD),
     Code("size-mismatch", E, B, "every file's size is the one the signed manifest lists", _REBUILD),
     Code("too-deep", E, B, "a bundle's folders nest no deeper than gpu-audit writes them", _REBUILD),

@@ -6,14 +6,19 @@ import csv
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from seal_helpers import local_tsa, seal_in_place, team
 
 from generator.audit.check import check_campaign
 from generator.audit.findings import Severity
+from generator.seal.record import REGISTRATION_FILE, SIGNATURE_FILE, TOKEN_FILE
+from generator.seal.unseal import read_seal
 
 torch = pytest.importorskip("torch")
 
@@ -128,6 +133,7 @@ def test_cpu_end_to_end_passes_check(tiny: dict[str, Path], run_cli: Any, tmp_pa
     r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",
                 str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(out))
     assert r.code == 0, r.err
+    assert "warning: the protocol is not sealed" in r.err and "declared, not sealed" in r.err  # issue 48 item 3
     assert [p.name for p in tmp_path.iterdir()] == ["camp"]  # the temporary sibling was renamed
     assert errors(out) == []
     with (out / "resultats-bruts.csv").open(encoding="utf-8", newline="") as fh:
@@ -196,3 +202,101 @@ def test_committed_h200_campaign_passes_check() -> None:
     digest = hashlib.sha256((MODEL_DIR / "model.pt").read_bytes()).hexdigest()
     assert protocol["experiments"][0]["fixed"]["model_revision"] == "sha256:" + digest
     assert not re.search(r"^h200,", (H200 / "tarifs-forfaits.csv").read_text(encoding="utf-8"), re.M)
+
+
+# --- issue 48 item 3: the registration sealed before the runs ------------------------------------------------
+
+
+def _first_phase(folder: Path) -> datetime:
+    """The earliest started_at of any phase of the campaign's measurements."""
+    return min(datetime.fromisoformat(ph["started_at"].replace("Z", "+00:00"))
+               for p in folder.glob("measurements/*.json")
+               for ph in json.loads(p.read_text(encoding="utf-8"))["phases"] if ph.get("started_at"))
+
+
+def _sealed_campaign_checks_clean(out: Path) -> None:
+    assert errors(out) == []
+    assert check_campaign(out).decision["registration"]["status"] == "sealed-time-stamped"
+    token = read_seal(out).token
+    assert token is not None and token.time < _first_phase(out)
+
+
+@pytest.mark.allow_hosts(["127.0.0.1"])  # this test only, and only the local authority
+def test_campaign_run_with_a_key_seals_before_the_first_phase(tiny: dict[str, Path], run_cli: Any, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    for proxy in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(proxy, raising=False)
+    key, cert = team().write(tmp_path / "keys")
+    out = tmp_path / "camp"
+    # the token 50 minutes ago: before the fixture's window (opened 30 minutes ago) and before any run
+    with local_tsa(at=datetime.now(UTC) - timedelta(minutes=50)) as tsa:
+        r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",
+                    str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(out),
+                    "--key", str(key), "--cert", str(cert), "--tsa", tsa.url)
+    assert r.code == 0, r.err
+    assert "sealed 4 files before the first run" in r.out and "not sealed" not in r.err
+    assert {p.name for p in out.glob("registration.json*")} == {REGISTRATION_FILE, SIGNATURE_FILE, TOKEN_FILE}
+    _sealed_campaign_checks_clean(out)
+
+
+def _prepared_and_sealed(tiny: dict[str, Path], run_cli: Any, folder: Path) -> Path:
+    """The workstation's part: the registered files written by `campaign prepare`, sealed as `register` does."""
+    r = run_cli("campaign", "prepare", str(tiny["protocol"]), "--corpus", str(tiny["corpus"]), "--out", str(folder))
+    assert r.code == 0, r.err
+    assert sorted(p.name for p in folder.iterdir()) == ["expected-ids.csv", "protocol.json", "reference.csv",
+                                                        "tarifs-forfaits.csv"]
+    seal_in_place(folder, datetime.now(UTC) - timedelta(minutes=50))
+    return folder / "protocol.json"
+
+
+def test_a_sealed_folder_runs_and_its_seal_travels_into_the_campaign(tiny: dict[str, Path], run_cli: Any,
+                                                                     tmp_path: Path) -> None:
+    # the GPU machine's part: `campaign run` without --key on the sealed folder's protocol
+    protocol = _prepared_and_sealed(tiny, run_cli, tmp_path / "sealed")
+    out = tmp_path / "camp"
+    r = run_cli("campaign", "run", str(protocol), "--model", str(tiny["model"]), "--corpus", str(tiny["corpus"]),
+                "--device", "cpu", "--allow-cpu-for-tests", "--out", str(out))
+    assert r.code == 0, r.err
+    assert "its 4 files unchanged since sealed" in r.out and "not sealed" not in r.err
+    for name in (REGISTRATION_FILE, SIGNATURE_FILE, TOKEN_FILE):
+        assert (out / name).read_bytes() == (tmp_path / "sealed" / name).read_bytes()
+    _sealed_campaign_checks_clean(out)
+
+
+def test_a_sealed_file_changed_before_the_run_is_refused(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
+    protocol = _prepared_and_sealed(tiny, run_cli, tmp_path / "sealed")
+    argv = ("campaign", "run", str(protocol), "--model", str(tiny["model"]), "--corpus", str(tiny["corpus"]),
+            "--device", "cpu", "--allow-cpu-for-tests", "--out", str(tmp_path / "camp"))
+    key, cert = team().write(tmp_path / "keys")
+    r = run_cli(*argv, "--key", str(key), "--cert", str(cert))  # sealed already: a second seal would be later
+    assert r.code == 2 and "sealed already: run it without --key" in r.err
+    reference = tmp_path / "sealed" / "reference.csv"
+    reference.write_bytes(reference.read_bytes().replace(b"\r\n", b"\n"))  # same rows, other bytes
+    r = run_cli(*argv)
+    assert r.code == 2 and f"{reference} changed since it was sealed" in r.err and "nothing was run" in r.err
+    assert not (tmp_path / "camp").exists()
+    reference.unlink()
+    r = run_cli(*argv)
+    assert r.code == 2 and f"{reference} is sealed by registration.json but missing" in r.err
+
+
+def test_a_key_without_pyhanko_is_sent_to_the_workstation(tiny: dict[str, Path], tmp_path: Path) -> None:
+    # the GPU machine holds Python, PyTorch and NumPy only: pyHanko and cryptography cannot be imported there
+    key, cert = team().write(tmp_path / "keys")
+    blocker = ("import sys\n"
+               "class Bare:\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.split('.')[0] in ('pyhanko', 'cryptography'):\n"
+               "            raise ModuleNotFoundError(name)\n"
+               "sys.meta_path.insert(0, Bare())\n"
+               "from generator.cli.main import main\n"
+               "sys.exit(main(sys.argv[1:]))\n")
+    out = tmp_path / "camp"
+    proc = subprocess.run([sys.executable, "-c", blocker, "campaign", "run", str(tiny["protocol"]), "--model",
+                           str(tiny["model"]), "--corpus", str(tiny["corpus"]), "--device", "cpu",
+                           "--allow-cpu-for-tests", "--out", str(out), "--key", str(key), "--cert", str(cert)],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "sealing needs pyHanko" in proc.stderr and "seal on your workstation first" in proc.stderr
+    assert "gpu-audit register DIR --key KEY.pem --cert CERT.pem --tsa URL" in proc.stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["keys"]

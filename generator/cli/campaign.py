@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.cli.seal import add_seal_options
 from generator.core.errors import OutputExistsError, UsageError
 from generator.core.termtext import counted
 
@@ -66,10 +67,35 @@ def _config(args: argparse.Namespace) -> CampaignConfig:
         out=Path(args.out), allow_cpu_for_tests=args.allow_cpu_for_tests)
 
 
+NOT_SEALED = ("warning: the protocol is not sealed: `check` will call its registration \"declared, not sealed\" "
+              "(registered_at is the protocol's word, and anyone could have changed the protocol, its threshold or "
+              "its ID files after the runs). Seal it before the runs: give --key KEY.pem --cert CERT.pem --tsa URL "
+              "here, or ")
+
+
+def _sealing(args: argparse.Namespace) -> Any:
+    """The seal of the run, checked before any work: the sealed folder the protocol lies in (each sealed file
+    unchanged), or with --key a sealer; neither, a warning."""
+    import sys
+
+    from generator.cli import seal
+    from generator.gpu.sealed_source import sealed_source
+
+    sealer = seal.campaign_sealer(args)
+    source = sealed_source(Path(args.protocol))
+    if source is not None:
+        print(f"sealed registration {source.root / 'registration.json'}: its {counted(len(source.files), 'file')} "
+              "unchanged since sealed (size and SHA-256); its signature and token are verified by `check`, not here")
+    elif sealer is None:
+        print(NOT_SEALED + seal.WORKSTATION, file=sys.stderr)
+    return source, sealer
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from generator.gpu import campaign_run  # noqa: PLC0415
 
-    result = campaign_run.run_campaign(_config(args))
+    source, sealer = _sealing(args)
+    result = campaign_run.run_campaign(_config(args), source=source, seal=sealer)
     env = result.environment
     print(f"{env.get('gpu_name') or 'CPU (test only)'} ({env['device']}), torch {env['torch_version']}, "
           f"{env.get('runtime')} {env.get('runtime_version')}, driver {env.get('driver_version')}")
@@ -89,6 +115,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _blank(value: Any) -> Any:
     """An unmeasured cell of the summary table: empty, never 0."""
     return "" if value is None else value
+
+
+def _cmd_prepare(args: argparse.Namespace) -> int:
+    from generator.gpu import campaign_run  # noqa: PLC0415
+
+    out = Path(args.out)
+    files = campaign_run.prepare_campaign(campaign_run.CampaignConfig(
+        protocol=Path(args.protocol), model="", corpus=Path(args.corpus), device="", out=out))
+    print(f"wrote {out}: {', '.join(files)}")
+    print(f"seal it here: gpu-audit register {out} --key KEY.pem --cert CERT.pem --tsa URL; then carry it, the "
+          f"model and the corpus to the GPU machine and run: python3 -m generator campaign run {out / 'protocol.json'} "
+          "--model MODEL --corpus CORPUS --device cuda:0 --out CAMPAIGN_DIR")
+    return 0
 
 
 def _cmd_cold(args: argparse.Namespace) -> int:
@@ -115,8 +154,24 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "(never a GPU measurement)")
 
 
+def _add_prepare(csub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `gpu-audit campaign prepare`."""
+    pr = csub.add_parser(
+        "prepare", help="write a campaign folder's registered files, for `gpu-audit register` to seal before the runs",
+        description="Write OUT_DIR with what `campaign run` writes before its first phase and nothing else: "
+        "protocol.json (PROTOCOL byte for byte), the expected IDs and reference from CORPUS, the published tariffs "
+        "and the subgroups' ID files. Seal it with `gpu-audit register OUT_DIR --key ... --cert ... --tsa URL` on "
+        "the workstation, then run `campaign run OUT_DIR/protocol.json` on the GPU machine, which checks every "
+        "sealed file and carries the seal into the campaign. Needs no model and no GPU.")
+    pr.add_argument("protocol", metavar="PROTOCOL", help="the protocol.json to register")
+    pr.add_argument("--corpus", required=True, metavar="CORPUS",
+                    help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label)")
+    pr.add_argument("--out", required=True, metavar="OUT_DIR", help="the folder to create (must not exist)")
+    pr.set_defaults(handler=_cmd_prepare)
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register `gpu-audit campaign` and its subcommands train and run."""
+    """Register `gpu-audit campaign` and its subcommands train, run and prepare."""
     p = sub.add_parser(
         "campaign", help="train the reference classifier, or run a registered protocol and write the campaign folder",
         description="Run the protocol for real: `train` fits the shipped reference classifier on the training "
@@ -139,9 +194,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "tarifs-forfaits.csv (published prices only), resultats-bruts.csv, one measurement JSON per variant "
         "and one prediction file per attempt; failures are kept (an out-of-memory batch is never retried "
         "smaller). Needs only the standard library, torch and numpy (transformers for a model "
-        "directory). Without a GPU it exits 2 and writes nothing.")
+        "directory). Without a GPU it exits 2 and writes nothing. The registration's seal: with --key (and --tsa) "
+        "it seals the registered files as `gpu-audit register` does, before the first phase, and waits for the "
+        "window (needs pyHanko); a PROTOCOL in a sealed folder (`campaign prepare`, then `register`) has every "
+        "sealed file checked by size and SHA-256 before anything runs (its signature and token are `check`'s) and "
+        "its seal carried into the campaign; neither, a warning that the registration is only declared.")
     _common(r)
+    add_seal_options(r)
     r.set_defaults(handler=_cmd_run)
+
+    _add_prepare(csub)
 
     c = csub.add_parser("_cold-run", help=argparse.SUPPRESS,
                         description="Internal: the cold run of one variant, in the fresh process `run` starts.")

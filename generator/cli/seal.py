@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.cli.bundle import KEY_PASSPHRASE_ENV, PKCS12_PASSPHRASE_ENV, signing_identity
-from generator.core.errors import UsageError
+from generator.core.errors import EnvironmentProblemError, UsageError
 
 if TYPE_CHECKING:
     from generator.audit.registration import RegistrationPlan
+    from generator.seal.unseal import Token
+
+WORKSTATION = ("seal on your workstation first: `gpu-audit campaign prepare PROTOCOL --corpus CORPUS --out DIR`, "
+               "then `gpu-audit register DIR --key KEY.pem --cert CERT.pem --tsa URL`; carry DIR to the GPU machine "
+               "and run `campaign run DIR/protocol.json ...` there without --key (it checks every sealed file "
+               "before it runs); docs/gpu.md shows the sequence")
 
 
 def _warnings(plan: RegistrationPlan, token_time: datetime | None) -> list[str]:
@@ -73,6 +80,80 @@ def _cmd_register(args: argparse.Namespace) -> int:
     return 0
 
 
+def campaign_sealer(args: argparse.Namespace) -> Callable[[Path], None] | None:
+    """`campaign run`'s seal, given --key and --cert (or --pkcs12): the identity loaded and pyHanko found before any
+    work; it seals the campaign's registered files as `register` does, before the first phase. None without a key."""
+    if not (args.key or args.cert or args.pkcs12):
+        if args.tsa is not None:
+            raise UsageError("--tsa time-stamps the registration's seal: give --key KEY.pem --cert CERT.pem too")
+        return None
+    try:
+        import cryptography  # noqa: F401
+        import pyhanko.sign  # noqa: F401
+    except ImportError:
+        raise EnvironmentProblemError("--key: sealing needs pyHanko and cryptography, which this machine lacks (a GPU "
+                                      "machine may hold only Python, PyTorch and NumPy); nothing was run. "
+                                      + WORKSTATION) from None
+    from generator.bundle import signing
+
+    identity = signing_identity(args)
+    stamper = None if args.tsa is None else signing.timestamper(args.tsa)
+
+    def seal(folder: Path) -> None:
+        from generator.audit.registration import register_campaign
+        from generator.seal.unseal import read_seal
+        from generator.seal.write import NoTimestampError
+
+        try:
+            plan, sealed = register_campaign(folder, signer=signing.cms_signer(identity), certificate=identity.cert,
+                                             timestamper=stamper)
+        except NoTimestampError as exc:
+            raise UsageError(f"--tsa {signing.escaped(args.tsa)}: {exc}; nothing was run: check the URL, or run "
+                             "without --tsa (the seal then proves who and what, not when)") from None
+        token = read_seal(plan.root).token
+        print(f"sealed {len(sealed.registration.files)} files before the first run, signed by "
+              f"{signing.escaped(identity.subject)} (SHA-256 {identity.fingerprint})"
+              + ("" if token is None else f", time-stamped at {token.time.isoformat().replace('+00:00', 'Z')}"))
+        if token is None:
+            print("warning: no --tsa: the seal proves who registered and what, not when", file=sys.stderr)
+        _wait_for_window(plan, token)
+
+    return seal
+
+
+def _wait_for_window(plan: RegistrationPlan, token: Token | None) -> None:
+    """Runs start in the window, the seal before it: a token at or after the window's start is refused (`check`
+    would refuse it), and a window still to come is waited for."""
+    import time
+    from datetime import UTC
+
+    from generator.audit.recompute.cost import parse_local
+
+    window = plan.protocol.window
+    start = parse_local(window.start, window.timezone)
+    if token is not None and token.time >= start:
+        raise UsageError(f"the token's time {token.time.isoformat()} is not before the window's start ({window.start} "
+                         f"{window.timezone}): `check` refuses a seal made once the window has started; nothing was "
+                         "run: register a new protocol whose window starts after its seal")
+    wait = (start - datetime.now(UTC)).total_seconds()
+    if wait > 0:
+        print(f"sealed before the window: waiting {wait:.0f} s for it to open ({window.start} {window.timezone})")
+        time.sleep(wait)
+
+
+def add_seal_options(p: argparse.ArgumentParser) -> None:
+    """--key, --cert, --pkcs12, --allow-readable-key and --tsa: the seal's options, `register`'s and `campaign
+    run`'s."""
+    p.add_argument("--key", metavar="KEY.pem", help="RSA private key of 2048 bits or more (PEM)")
+    p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM), or its chain: that certificate first, "
+                   "then each intermediate CA up to the root")
+    p.add_argument("--pkcs12", metavar="FILE", help="key and certificate in one PKCS#12 file")
+    p.add_argument("--allow-readable-key", action="store_true",
+                   help="use a private key (or PKCS#12 file) that group or others can read; refused otherwise")
+    p.add_argument("--tsa", metavar="URL", help="RFC 3161 time-stamping authority that stamps the signature: the "
+                   "proof of when the registration was sealed (the one network request, and only when given)")
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `gpu-audit register`."""
     p = sub.add_parser(
@@ -87,14 +168,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"encrypted PEM key's from ${KEY_PASSPHRASE_ENV}. Exit 0 sealed, 2 not sealed.",
     )
     p.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (see docs/campaign-folder.md)")
-    p.add_argument("--key", metavar="KEY.pem", help="RSA private key of 2048 bits or more (PEM)")
-    p.add_argument("--cert", metavar="CERT.pem", help="its certificate (PEM), or its chain: that certificate first, "
-                   "then each intermediate CA up to the root")
-    p.add_argument("--pkcs12", metavar="FILE", help="key and certificate in one PKCS#12 file")
-    p.add_argument("--allow-readable-key", action="store_true",
-                   help="use a private key (or PKCS#12 file) that group or others can read; refused otherwise")
-    p.add_argument("--tsa", metavar="URL", help="RFC 3161 time-stamping authority that stamps the signature: the "
-                   "proof of when the registration was sealed (the one network request, and only when given)")
+    add_seal_options(p)
     p.add_argument("--force", action="store_true",
                    help="replace an existing seal: only before any run, to correct the registration (a seal "
                    "replaced after the runs is the change a seal exists to show)")

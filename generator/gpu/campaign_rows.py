@@ -188,14 +188,19 @@ def neutralise(cell: Any) -> Any:
     return cell
 
 
-def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
-    """Write a new CSV file (never overwriting), with formula-like text cells neutralised."""
+def csv_bytes(header: list[str], rows: list[list[Any]]) -> bytes:
+    """A CSV file's bytes (UTF-8), with formula-like text cells neutralised."""
     buf = io.StringIO()
     # RFC 4180 line ends: the csv module quotes a cell holding a line-end character, a lone CR included.
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(header)
     writer.writerows([neutralise(c) for c in row] for row in rows)
-    write_new_file(path, buf.getvalue().encode("utf-8"), what="campaign file")
+    return buf.getvalue().encode("utf-8")
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
+    """Write a new CSV file (never overwriting), with formula-like text cells neutralised."""
+    write_new_file(path, csv_bytes(header, rows), what="campaign file")
 
 
 def rotation(values: list[Any], runs: int) -> list[list[Any]]:

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from generator.gpu.campaign_inputs import (
 )
 from generator.gpu.campaign_rows import (
     MAX_ERROR,
+    csv_bytes,
     csv_cell,
     grid_row,
     measurement_document,
@@ -47,13 +49,17 @@ from generator.gpu.campaign_session import Loaded, Session, timed_run
 from generator.gpu.environment import parse_device
 from generator.gpu.lot import Lot, sharded_phase
 from generator.gpu.phases import counters_for, phase_row, run_phase, utc_now
+from generator.gpu.sealed_source import SealedSource, carry_seal
 
-__all__ = ["CampaignConfig", "CampaignResult", "cold_run_child", "corpus_revision", "neutralise", "rotation",
-           "run_campaign", "run_sequence", "write_csv"]
+__all__ = ["CampaignConfig", "CampaignResult", "cold_run_child", "corpus_revision", "neutralise", "prepare_campaign",
+           "rotation", "run_campaign", "run_sequence", "write_csv"]
 
 # The grid's columns and the published prices have one source each: the schema and the packaged tariffs.
 GRID_COLUMNS: list[str] = load_schema("raw-results-row")["x-csv-columns"]
 COLD_TIMEOUT_S = 600
+# Seals the campaign's temporary folder once its registered files are written, before the first phase (the CLI's,
+# given --key: it needs pyHanko, which this module never imports).
+Sealer = Callable[[Path], None]
 
 
 @dataclass
@@ -189,8 +195,49 @@ def lot_size(plan: Plan) -> int:
     return max(plan.settings(exp, v).gpu_count for exp in plan.experiments for v in exp["variants"])
 
 
-def run_campaign(config: CampaignConfig) -> CampaignResult:
-    """Run every experiment of the protocol and write the campaign folder at config.out (renamed at the end)."""
+def registered_files(plan: Plan, config: CampaignConfig) -> dict[str, bytes]:
+    """The files fixed before the runs, as `campaign run` writes them (path in the campaign: bytes): the protocol
+    byte for byte, the expected IDs and reference from the corpus, the published tariffs, the subgroups' ID files."""
+    files = plan.protocol["files"]
+    out = {"protocol.json": plan.protocol_bytes,
+           files["expected_ids"]: csv_bytes(["id"], [[i] for i in plan.ids]),
+           files["reference"]: csv_bytes(["id", "label"], [[i, plan.reference[i]] for i in plan.ids]),
+           files["tariffs"]: published_tariffs().read_bytes()}
+    for group in plan.subgroups:  # the planned subgroups' ID files, as registered
+        out[group.ids_file] = (config.corpus / group.ids_file).read_bytes()
+    return out
+
+
+def _write_files(folder: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        write_new_file(folder / rel, data, what="campaign file")
+
+
+def prepare_campaign(config: CampaignConfig) -> list[str]:
+    """Write a new campaign folder at config.out holding only the registered files (no model, no GPU): the folder
+    `gpu-audit register` seals on a workstation before `campaign run` runs its protocol on the GPU machine."""
+    plan = make_plan(config)
+    files = registered_files(plan, config)
+    tmp = _new_output(config.out)
+    try:
+        _write_files(tmp, files)
+        os.rename(tmp, config.out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return list(files)
+
+
+def run_campaign(config: CampaignConfig, source: SealedSource | None = None,
+                 seal: Sealer | None = None) -> CampaignResult:
+    """Run every experiment of the protocol and write the campaign folder at config.out (renamed at the end).
+
+    `source` is the sealed folder the protocol lies in (its seal carried into the campaign), `seal` seals the
+    campaign's registered files before the first phase; at most one of them."""
+    if source is not None and seal is not None:
+        raise UsageError(f"{source.root} is sealed already: run it without --key (sealing it again now would "
+                         "replace the registration by a later one)")
     plan = make_plan(config)
     world = lot_size(plan)
     first = parse_device(config.device) if config.device != "cpu" else 0
@@ -200,9 +247,14 @@ def run_campaign(config: CampaignConfig) -> CampaignResult:
         raise EnvironmentProblemError(f"a variant uses {world} GPUs from {config.device}, but {visible} "
                                       f"{'is' if visible == 1 else 'are'} visible; nothing was run (rent a lot "
                                       f"with {world} GPUs, or register fewer in gpu_count)")
+    registered = registered_files(plan, config)
+    carried = carry_seal(source, registered) if source is not None else {}
     tmp = _new_output(config.out)
-    started_at = utc_now()
     try:
+        _write_files(tmp, registered | carried)
+        if seal is not None:
+            seal(tmp)  # before the first phase: the seal dates the registration before any run
+        started_at = utc_now()
         rows = _execute(plan, config, torch, env, tmp, world)
         ended_at = utc_now()
         try:
@@ -221,15 +273,8 @@ def run_campaign(config: CampaignConfig) -> CampaignResult:
 
 def _execute(plan: Plan, config: CampaignConfig, torch: Any, env: dict[str, Any], tmp: Path,
              world: int) -> list[dict[str, Any]]:
-    """The registered files, the cold runs, then each experiment's warm-up and warm runs; the grid last."""
+    """The cold runs, then each experiment's warm-up and warm runs; the grid last."""
     files = plan.protocol["files"]
-    write_new_file(tmp / "protocol.json", plan.protocol_bytes, what="campaign file")
-    write_csv(tmp / files["expected_ids"], ["id"], [[i] for i in plan.ids])
-    write_csv(tmp / files["reference"], ["id", "label"], [[i, plan.reference[i]] for i in plan.ids])
-    write_new_file(tmp / files["tariffs"], published_tariffs().read_bytes(), what="campaign file")
-    for group in plan.subgroups:  # the planned subgroups' ID files, as registered
-        (tmp / group.ids_file).parent.mkdir(parents=True, exist_ok=True)
-        write_new_file(tmp / group.ids_file, (config.corpus / group.ids_file).read_bytes(), what="campaign file")
     cold = _cold_runs(plan, config, tmp)
     counters = counters_for(torch, config.device)
     session = Session(plan=plan, config=config, torch=torch, counters=counters, env=env, tmp=tmp,

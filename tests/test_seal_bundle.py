@@ -18,10 +18,11 @@ from conftest import EXAMPLE, _made_once, needs_tools
 from seal_helpers import authority, make_test_identity, seal_in_place, team
 
 from generator.audit.check import check_campaign
-from generator.bundle import signing
+from generator.bundle import sealverify, signing
 from generator.bundle.verify import load_trust, verify_bundle
 from generator.cli.main import main
 from generator.seal.record import REGISTRATION_FILE, SEAL_FILES, SIGNATURE_FILE, TOKEN_FILE
+from generator.seal.unseal import SealReading
 
 INPUTS = "data/inputs"
 TIME = "2026-10-01T00:00:00Z"
@@ -77,8 +78,8 @@ def test_verify_reports_who_sealed_when_and_that_the_inputs_are_the_sealed_ones(
     r = run_cli("verify", str(bundle), "--trust", str(example_keys[1]))
     assert r.code == 0, r.out
     tsa, own = _fingerprint(sealed_bundle / "tsa.pem"), _fingerprint(sealed_bundle / "team.pem")
-    assert ("registration: sealed: the bundle's inputs are the 8 files registration.json seals, byte for byte"
-            in r.out)
+    assert ("registration: sealed: the bundle's inputs are the 8 files registration.json seals, byte for byte "
+            "(data/inputs/registration.json, .p7s, .tsr)" in r.out)
     assert f"sealed by O=Seal Team,CN=Seal Team (SHA-256 {own})" in r.out
     assert (f"time: {TIME}, stated by an unchecked authority: O=Test TSA,CN=Test TSA (SHA-256 {tsa}); not proven "
             "unless you trust it" in r.out)
@@ -177,3 +178,10 @@ def test_openssl_checks_the_bundles_copies_of_the_seal(sealed_bundle: Path) -> N
     assert ts.returncode == 0 and "Verification: OK" in ts.stdout, ts.stdout + ts.stderr
     reply = openssl("ts", "-reply", "-in", TOKEN_FILE, "-text")
     assert "Time stamp: Oct  1 00:00:00 2026 GMT" in reply.stdout
+
+
+def test_a_seal_without_a_token_names_no_token_file() -> None:
+    # a seal made without --tsa has no registration.json.tsr: verify names only the files the bundle carries
+    lines = sealverify._lines(SealReading(present=True), 4, True)
+    assert lines[0].endswith("(data/inputs/registration.json, .p7s)")
+    assert "time: NOT PROVEN" in lines[1]

@@ -142,7 +142,7 @@ def _time_lines(reading: SealReading) -> list[str]:
 
 def _lines(reading: SealReading, count: int, ok: bool) -> list[str]:
     head = (f"registration: sealed: the bundle's inputs are the {count} files {REGISTRATION_FILE} seals, byte for "
-            f"byte ({INPUTS_DIR}{REGISTRATION_FILE}, .p7s, .tsr)" if ok else
+            f"byte ({INPUTS_DIR}{REGISTRATION_FILE}, .p7s{', .tsr' if reading.token is not None else ''})" if ok else
             "registration: FAILED: the seal the bundle carries does not verify, or the bundle's inputs are not the "
             "sealed ones (problems above)")
     lines = [head]

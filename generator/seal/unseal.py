@@ -82,6 +82,12 @@ def _asn1_time(moment: Any) -> dt.datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
+def _named(cert: Any) -> tuple[str, str]:
+    """A certificate as the seal reports it: its subject (RFC 4514) and the SHA-256 of its DER bytes."""
+    der = cert.dump()
+    return x509.load_der_x509_certificate(der).subject.rfc4514_string(), hashlib.sha256(der).hexdigest()
+
+
 def _signature_signer(data: bytes, signature: bytes) -> tuple[Signer | None, str | None]:
     """The signer of a detached CMS signature over `data`, or why it does not verify."""
     from asn1crypto import cms
@@ -103,8 +109,7 @@ def _signature_signer(data: bytes, signature: bytes) -> tuple[Signer | None, str
         return None, f"it cannot be read as a CMS signature ({type(exc).__name__})"
     if not (status.intact and status.valid):
         return None, "it does not verify over registration.json's bytes: they changed after signing"
-    subject = x509.load_der_x509_certificate(cert.dump()).subject.rfc4514_string()
-    return Signer(subject, hashlib.sha256(cert.dump()).hexdigest()), None
+    return Signer(*_named(cert)), None
 
 
 def _tsa_context(trust: Sequence[x509.Certificate]) -> Any:
@@ -137,8 +142,7 @@ def _token(signature: bytes, response: bytes, trust: Sequence[x509.Certificate])
         return None, f"it cannot be read as an RFC 3161 time-stamp response ({type(exc).__name__})"
     if not (status.intact and status.valid):
         return None, "the authority's signature on it does not verify"
-    subject = x509.load_der_x509_certificate(cert.dump()).subject.rfc4514_string()
-    return Token(_asn1_time(status.timestamp).astimezone(dt.UTC), subject, hashlib.sha256(cert.dump()).hexdigest(),
+    return Token(_asn1_time(status.timestamp).astimezone(dt.UTC), *_named(cert),
                  bool(trust) and status.trusted), None
 
 

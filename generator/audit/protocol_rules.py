@@ -71,7 +71,9 @@ def check_local_time(where: str, value: str, tz: str, file: str, out: list[Findi
                                 f"{issue.utc_offsets[1]}: {issue.read_as}); the window's hours would be 1 h off",
                                 field=where, value=value,
                                 rule=f"a local time that occurs once in {tz}",
-                                fix="write a time outside the repeated hour, or give the window in UTC (timezone UTC)"))
+                                fix=f"write the offset that is meant ({value}{issue.utc_offsets[0]} or "
+                                    f"{value}{issue.utc_offsets[1]}), a time outside the repeated hour, or the "
+                                    "window in UTC (timezone UTC)"))
 
 
 def check_classes(protocol: Protocol, file: str, out: list[Finding]) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
+from generator.audit.recompute.instants import is_date
 from generator.audit.recompute.model import CorpusFingerprint, Coverage, DecisionDocument, RegistrationStatus
 from generator.audit.subgrouprules import looser_rules
 from generator.audit.textsafety import terminal_safe
@@ -210,7 +211,8 @@ def format_decision(decision: DecisionDocument) -> str:
         covering = (f"smallest covering package: {w.smallest_covering_days} days" if w.smallest_covering_days
                     else f"longer than 30 days: {counted(w.extra_30_day_periods or 0, 'extra 30-day period')}")
         lines.append(f"Window: {w.start} to {w.end} {w.timezone} = {w.hours} h; {covering}; "
-                     f"deadline {w.deadline} ({'met' if w.ends_before_deadline else 'NOT met'})")
+                     f"deadline {w.deadline}{' (the end of that day)' if is_date(w.deadline) else ''} "
+                     f"({'met' if w.ends_before_deadline else 'NOT met'})")
     if decision.configurations:
         lines.append("Configurations:")
     for c in decision.configurations:

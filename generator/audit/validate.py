@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import zoneinfo
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from generator.audit import corpusprint, idsets, load, names, protocol_rules
@@ -19,7 +19,7 @@ from generator.audit.load import CampaignInputs, RunFile
 from generator.audit.readers.csvtable import Table
 from generator.audit.readers.grid import Outcome, row_outcome
 from generator.audit.readers.predictions import FIRST_FEW, LabelFile, read_labels, size_limit
-from generator.audit.recompute import attempts, cost, reproduction
+from generator.audit.recompute import attempts, instants, reproduction
 from generator.audit.reforigin import origin_findings
 from generator.audit.splits import split_findings
 from generator.audit.subgrouprules import looser_findings
@@ -95,10 +95,8 @@ def _variant_key(variable: str, value: object) -> str:
 
 
 def _check_times(protocol: Protocol, file: str, out: list[Finding]) -> None:
-    """Registration, window and deadline are real moments of a real zone, in order."""
-    try:
-        datetime.fromisoformat(protocol.registered_at.replace("Z", "+00:00"))
-    except ValueError:
+    """Registration, window and deadline are real moments of a real zone, the window's end after its start."""
+    if instants.parse_utc(protocol.registered_at) is None:
         out.append(make_finding("window-out-of-range", E, file,
                                 f"registered_at {protocol.registered_at!r} is not a real date and time",
                                 field="/registered_at", value=protocol.registered_at,
@@ -110,19 +108,23 @@ def _check_times(protocol: Protocol, file: str, out: list[Finding]) -> None:
         out.append(make_finding("unknown-timezone", E, file, f"{window.timezone!r} is not an IANA time zone",
                                 field="/window/timezone", value=window.timezone, rule="IANA time zone database",
                                 fix="use a name such as Europe/Paris or UTC"))
-    else:
-        for where, value in (("/window/start", window.start), ("/window/end", window.end),
-                             ("/deadline", protocol.deadline)):
-            try:
-                cost.window_hours(value, value, window.timezone)
-            except UsageError:
-                out.append(make_finding("window-out-of-range", E, file,
-                                        f"{value!r} cannot be placed on the timeline of {window.timezone}",
-                                        field=where, value=value,
-                                        rule="a real local date-time", fix="write a real date as YYYY-MM-DDTHH:MM"))
-            else:
-                protocol_rules.check_local_time(where, value, window.timezone, file, out)
-    if window.end <= window.start:
+        return
+    placed: dict[str, datetime] = {}
+    for where, value in (("/window/start", window.start), ("/window/end", window.end),
+                         ("/deadline", protocol.deadline)):
+        try:
+            moment = (instants.deadline_instant if where == "/deadline" else instants.parse_local)(value,
+                                                                                                 window.timezone)
+            placed[where] = moment.astimezone(UTC)
+        except (UsageError, OverflowError):
+            out.append(make_finding("window-out-of-range", E, file,
+                                    f"{value!r} cannot be placed on the timeline of {window.timezone}",
+                                    field=where, value=value,
+                                    rule="a real local date-time", fix="write a real date as YYYY-MM-DDTHH:MM"))
+        else:
+            protocol_rules.check_local_time(where, value, window.timezone, file, out)
+    start, end = placed.get("/window/start"), placed.get("/window/end")
+    if start is not None and end is not None and end <= start:  # instants: text would misorder offsets
         out.append(make_finding("empty-window", E, file, "the campaign window ends before it starts",
                                 field="/window/end", value=window.end, fix="correct the window's start and end"))
 

@@ -171,8 +171,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--accepted-results", type=int, metavar="K",
                    help="distinct accepted results (positive); without it no cost per result is computed")
     p.add_argument("--tariffs", metavar="FILE", help="tariffs CSV (default: the two prices the seeds publish)")
-    p.add_argument("--window-start", metavar="LOCAL", help="window start, YYYY-MM-DDTHH:MM local time")
-    p.add_argument("--window-end", metavar="LOCAL", help="window end, YYYY-MM-DDTHH:MM local time")
+    p.add_argument("--window-start", metavar="LOCAL",
+                   help="window start, YYYY-MM-DDTHH:MM local time (or with its offset: +02:00)")
+    p.add_argument("--window-end", metavar="LOCAL",
+                   help="window end, YYYY-MM-DDTHH:MM local time (or with its offset: +02:00)")
     p.add_argument("--timezone", metavar="IANA", help="time zone of the window, for example Europe/Paris")
     p.set_defaults(handler=_cmd_cost)
 

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal, localcontext
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from generator.audit.inputs.rows import TariffRow
+from generator.audit.recompute.instants import has_offset, parse_local
 from generator.audit.recompute.model import CostPerResult, Coverage, PackageCover
 from generator.audit.tariffrules import ManifestProof, Price, price_source, published_catalogue
 from generator.core.errors import LocalTimeError, QuoteError
@@ -85,21 +86,6 @@ def per_result(total_usd_minor: int, accepted_results: int | None) -> CostPerRes
         return CostPerResult(str(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), None)
 
 
-def parse_local(text: str, tz: str) -> datetime:
-    """A local wall-clock time in an IANA zone, as an aware datetime."""
-    try:
-        zone = ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise LocalTimeError(f"{tz!r} is not an IANA time zone; use a name such as Europe/Paris or UTC") from None
-    try:
-        naive = datetime.fromisoformat(text)
-    except ValueError:
-        raise LocalTimeError(f"{text!r} is not a local date-time; write YYYY-MM-DDTHH:MM") from None
-    if naive.tzinfo is not None:
-        raise LocalTimeError(f"{text!r} carries an offset; give local wall-clock time and the time zone separately")
-    return naive.replace(tzinfo=zone)
-
-
 @dataclass(frozen=True)
 class LocalTimeIssue:
     """A local time that the zone's clocks skip (`nonexistent`) or show twice (`ambiguous`)."""
@@ -115,8 +101,11 @@ def local_time_issue(text: str, tz: str) -> LocalTimeIssue | None:
     Python places such a time silently (PEP 495: fold 0 takes the offset before the change), which made a
     window across the spring gap 1 h shorter and one in the autumn overlap 1 h longer than meant. A time is
     nonexistent when it does not come back from UTC unchanged, ambiguous when fold 0 and fold 1 give
-    different offsets. Unparseable input is None here: parse_local names it.
+    different offsets. A time written with its offset names one instant: no issue. Unparseable input is None
+    here: parse_local names it.
     """
+    if has_offset(text):
+        return None
     try:
         naive = parse_local(text, tz).replace(tzinfo=None)
         zone = ZoneInfo(tz)
@@ -153,8 +142,9 @@ def window_hours(start: str, end: str, tz: str, *, strict: bool = False) -> Deci
             raise LocalTimeError(f"{text} does not exist in {tz} (the clocks jump from {issue.utc_offsets[0]} to "
                                  f"{issue.utc_offsets[1]}); give a time outside the gap, such as {issue.read_as}")
         if issue is not None:
-            raise LocalTimeError(f"{text} occurs twice in {tz} ({issue.read_as}); give a time outside the repeated "
-                                 "hour, or the window in UTC (time zone UTC)")
+            raise LocalTimeError(f"{text} occurs twice in {tz} ({issue.read_as}); write the offset that is meant "
+                                 f"({text}{issue.utc_offsets[0]} or {text}{issue.utc_offsets[1]}), a time outside "
+                                 "the repeated hour, or the window in UTC (time zone UTC)")
     try:
         seconds = (b.astimezone(UTC) - a.astimezone(UTC)).total_seconds()
     except OverflowError:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import datetime
 from decimal import Decimal
 
 from generator.audit.findings import Finding, Severity, make_finding
@@ -18,6 +17,7 @@ from generator.audit.recompute import (
     comparability,
     corpora,
     cost,
+    instants,
     lotdevices,
     measured_config,
     memory,
@@ -78,11 +78,11 @@ def _window(ctx: _Context) -> Window:
     w = p.window
     ctx.window_hours = cost.window_hours(w.start, w.end, w.timezone)
     cover = cost.coverage(ctx.window_hours)
-    start = cost.parse_local(w.start, w.timezone)
-    end = cost.parse_local(w.end, w.timezone)
-    deadline = cost.parse_local(p.deadline, w.timezone)
-    registered = datetime.fromisoformat(p.registered_at.replace("Z", "+00:00"))
-    if registered.tzinfo is not None and registered >= start:
+    start = instants.parse_local(w.start, w.timezone)
+    end = instants.parse_local(w.end, w.timezone)
+    deadline = instants.deadline_instant(p.deadline, w.timezone)
+    registered = instants.parse_utc(p.registered_at)
+    if registered is not None and registered >= start:
         ctx.findings.append(make_finding(
             "registered-after-start", E, "protocol.json", "the protocol was registered after the campaign window "
             "started", field="/registered_at", claimed=p.registered_at, recomputed=w.start,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
+from generator.audit.recompute.instants import parse_utc as parse_utc  # the one parser of stamps, named here too
 
 # The order a runner goes through a measurement's phases; warm_forward rows follow by repeat.
 PHASE_ORDER = ("download", "install", "model_load", "compile", "inputs", "cold_forward", "warmup", "warm_forward")
@@ -19,23 +19,6 @@ OPTIONAL_PHASES = frozenset({"download", "install", "compile"})
 TOLERANCE_S = 0.001
 _FIX = ("keep the times the runner wrote for every phase; a run whose times were edited or removed cannot prove "
         "when it ran, and is measured again inside the window")
-_STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$")
-
-
-def parse_utc(text: object) -> datetime | None:
-    """A `YYYY-MM-DDTHH:MM:SS[.ffffff]` stamp with `Z` or an offset (`+02:00`) as the UTC instant it names;
-    None when it is no such moment. Two stamps are compared as instants, never as text."""
-    match = _STAMP.match(text) if isinstance(text, str) else None
-    if match is None:
-        return None
-    y, mo, d, h, mi, s, frac, zone = match.groups()
-    try:
-        offset = UTC if zone == "Z" else timezone((-1 if zone[0] == "-" else 1)
-                                                  * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
-        return datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), int((frac or "0").ljust(6, "0")),
-                        tzinfo=offset).astimezone(UTC)
-    except (ValueError, OverflowError):  # 2026-02-30 matches the pattern but is no date; +24:00 is no offset
-        return None
 
 
 @dataclass(frozen=True)

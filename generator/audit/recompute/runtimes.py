@@ -8,7 +8,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import cost, durations, memory, runorder, runphases
+from generator.audit.recompute import durations, instants, memory, runorder, runphases
 from generator.audit.recompute.runphases import parse_utc
 from generator.core.errors import UsageError
 
@@ -17,16 +17,17 @@ GRID_FIELD = "elapsed_seconds"
 
 
 def _bounds(protocol: Protocol) -> dict[str, datetime] | None:
-    """Registration, window and deadline in UTC; None when the protocol cannot place them (already a finding)."""
+    """Registration, window and deadline in UTC (a date-only deadline: the end of that day in the window's zone);
+    None when the protocol cannot place them (already a finding)."""
     try:
         w = protocol.window
-        registered = datetime.fromisoformat(str(protocol.registered_at).replace("Z", "+00:00"))
-        if registered.tzinfo is None:
+        registered = parse_utc(protocol.registered_at)
+        if registered is None:
             return None
-        return {"registered": registered.astimezone(UTC),
-                "start": cost.parse_local(w.start, w.timezone).astimezone(UTC),
-                "end": cost.parse_local(w.end, w.timezone).astimezone(UTC),
-                "deadline": cost.parse_local(protocol.deadline, w.timezone).astimezone(UTC)}
+        return {"registered": registered,
+                "start": instants.parse_local(w.start, w.timezone).astimezone(UTC),
+                "end": instants.parse_local(w.end, w.timezone).astimezone(UTC),
+                "deadline": instants.deadline_instant(protocol.deadline, w.timezone).astimezone(UTC)}
     except (KeyError, TypeError, ValueError, OverflowError, UsageError):
         return None
 

@@ -17,6 +17,7 @@ import pytest
 from conftest import EXAMPLE, REPO
 
 from generator.cli.jsonerror import code_and_fix
+from generator.core import errors
 from generator.core.errors import (
     CampaignNotFoundError,
     EnvironmentFaultError,
@@ -144,6 +145,8 @@ def test_measure_environment_json_with_output_is_one_object(run_cli, tmp_path: P
     (EnvironmentFaultError("a: permission denied; check the permissions of that file or folder, or choose one "
                            "you may use, then run the command again"), "environment-fault",
      "check the permissions of that file or folder, or choose one you may use, then run the command again"),
+    (errors.SecretInInputError("k.pem holds a private key (a key belongs outside the inputs; keep it secret, never "
+                               "put it in a bundle)"), "secret-in-input", "keep it secret, never put it in a bundle"),
 ])
 def test_the_code_and_fix_of_a_stopping_error(exc: Exception, code: str, fix: str) -> None:
     assert code_and_fix(exc) == (code, fix)

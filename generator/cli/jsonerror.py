@@ -93,7 +93,10 @@ def code_and_fix(exc: BaseException) -> tuple[str, str]:
     for i, clause in enumerate(clauses[1:], 1):
         first = clause.split(maxsplit=1)[0].rstrip(",:").lower() if clause.strip() else ""
         if first in _IMPERATIVES:
-            return code, "; ".join(clauses[i:])
+            own = "; ".join(clauses[i:]).strip()
+            while own.endswith(")") and own.count(")") > own.count("("):  # the clause began inside brackets
+                own = own[:-1].rstrip()
+            return code, own
     return code, fix
 
 

@@ -47,6 +47,33 @@ import to its exit; once the command's status is known, a late Ctrl-C no longer 
 Python itself starts, before any gpu-audit code runs (the first few tens of milliseconds), is a Ctrl-C still
 Python's own.
 
+Machine output: with `--json` (`validate`, `check`, `invoice check`, `measure estimate`, `measure environment`),
+stdout holds exactly one JSON object whatever the exit status: the command's own document on 0 and 1 (its shape
+in the topic document), and the same object for every other status, beside the usual line on stderr:
+
+```json
+{"error": {"code": "campaign-not-found", "fix": "give the folder holding protocol.json",
+           "message": "campaign folder 'x' does not exist; give the folder holding protocol.json"},
+ "exit_status": 2}
+```
+
+Only this object has the key `error`. `message` is the line stderr shows, without `gpu-audit: error: `; `fix`
+is what to do: the instruction the message ends with, else the standard one for its code. `code` is one of
+`usage` (the command line: argparse's own errors too, so that `gpu-audit check --json --nonsense` also answers
+in JSON; a command line that does not parse gets the object when `--json`, or an abbreviation argparse accepts,
+stands before any `--`), `campaign-not-found`, `unreadable-input`, `unsafe-file`, `output-exists`,
+`limit-exceeded`, `secret-in-input`, `readable-key`, `environment-missing` (a library, GPU or tool),
+`environment-fault` (disk full, permission denied, out of memory, an I/O error), `invoice-refused`,
+`bundle-not-verified` (exit 1), `campaign-findings` (exit 1), `refused` (any other refusal), `internal-error` (a
+bug) and `interrupted` (Ctrl-C, exit 130). `--help` and `--version` print text, as they do without `--json`.
+
+A reader that closes stdout early (`gpu-audit check DIR | head -1`) ends nothing and is told nothing: the rest of
+the output is discarded (Python's "Note on SIGPIPE"), the command finishes its work (a bundle is still built, a
+decision file still written) and exits with its own status, 0, 1 or 2, with nothing on stderr. A tool killed by
+SIGPIPE, such as `cat`, exits 141 if its output no longer fitted in the pipe when the reader left, and with its
+own status if it did; gpu-audit's status is its answer whoever reads its output, so `set -o pipefail` and
+`${PIPESTATUS[0]}` see the status they would see without `| head`.
+
 The documented limits (`--max-*`) are in [security.md](security.md#limits-and-hostile-input).
 """
 

@@ -216,31 +216,79 @@ def test_bagit_and_openssl_accept_the_genuine_bundle(genuine: Path, tmp_path: Pa
     assert {"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt"} <= listed
 
 
-def _docs_check(bundle: Path) -> subprocess.CompletedProcess[str]:
-    """The "check without gpu-audit" commands of docs/security.md, run as a finance reader would."""
+def _docs_block(after: str, index: int = 0) -> str:
+    """The `index`-th console block of docs/security.md after the words `after`."""
     text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
-    section = text[text.index("Anyone can check a bundle without gpu-audit"):]
-    start = section.index("```console\n") + len("```console\n")
-    block = section[start:section.index("\n```", start)]
-    script = block.replace("BUNDLE", str(bundle)) + "\n"  # exactly as pasted into bash
-    # the reader's python3 is the one with bagit installed: this interpreter, whether or not its venv is activated
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=bundle.parent, timeout=120,
-                          env={**os.environ, "PATH": path})
+    section = text[text.index(after):]
+    start = -1
+    for _ in range(index + 1):
+        start = section.index("```console\n", start + 1)
+    start += len("```console\n")
+    return section[start:section.index("\n```", start)]
+
+
+def _as_pasted(block: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """A block run exactly as pasted into bash, by a reader whose home is `home`."""
+    return subprocess.run(["bash", "-c", block + "\n"], capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env={**os.environ, "HOME": str(home)})
+
+
+def _readers_home(tmp: Path) -> Path:
+    """A reader's home after the documented set-up: ~/.venvs/bagit/bin/python is a Python with bagit (this
+    interpreter: the set-up's `pip install bagit` needs the network, which tests never use)."""
+    home = tmp / "home"
+    python = home / ".venvs" / "bagit" / "bin" / "python"
+    python.parent.mkdir(parents=True, exist_ok=True)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    return home
+
+
+def _docs_check(bundle: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    """The "check without gpu-audit" commands of docs/security.md, run as a finance reader would."""
+    block = _docs_block("Anyone can check a bundle without gpu-audit", 1)
+    return _as_pasted(block.replace("BUNDLE", str(bundle)), bundle.parent, _readers_home(tmp))
+
+
+def test_the_documented_set_up_makes_the_venv_the_check_calls(tmp_path: Path) -> None:
+    set_up = _docs_block("Anyone can check a bundle without gpu-audit", 0).splitlines()
+    assert set_up[0].startswith("sudo apt-get install python3-venv ")
+    make_venv, install = set_up[1].split(" && ")  # bagit in a venv: Debian's own Python refuses `pip install`
+    assert make_venv == "python3 -m venv ~/.venvs/bagit" and install == "~/.venvs/bagit/bin/pip install bagit"
+    assert "\n~/.venvs/bagit/bin/python -m bagit --validate --quiet .\n" in _docs_block(
+        "Anyone can check a bundle without gpu-audit", 1)
+    done = _as_pasted(make_venv, tmp_path, tmp_path)  # the venv itself needs no network; its pip is there
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".venvs" / "bagit" / "bin" / "pip").exists()
 
 
 @needs_tools("jq", "sha256sum", "openssl", "pdfdetach", "pdfsig")
 def test_the_documented_check_without_gpu_audit_accepts_the_genuine_and_catches_tampering(
-        genuine: Path, keys: tuple[Path, Path], copy_of: CopyOf) -> None:
-    ok = _docs_check(genuine)
+        genuine: Path, keys: tuple[Path, Path], copy_of: CopyOf, tmp_path: Path) -> None:
+    ok = _docs_check(genuine, tmp_path)
     assert ok.returncode == 0 and "all checks passed" in ok.stdout, ok.stdout + ok.stderr
     fp = fingerprint(keys[1])
     assert ":".join(fp[i:i + 2] for i in range(0, 64, 2)).upper() in ok.stdout  # openssl's spelling
     bundle = copy_of(genuine)
     info = bundle / "bag-info.txt"
     info.write_text(info.read_text() + "Approved-By: CFO\n", encoding="utf-8")
-    bad = _docs_check(bundle)
+    bad = _docs_check(bundle, tmp_path)
     assert bad.returncode != 0 and "all checks passed" not in bad.stdout, bad.stdout + bad.stderr
+
+
+@needs_tools("openssl")
+def test_the_documented_fingerprint_comparison_takes_either_spelling(genuine: Path, keys: tuple[Path, Path],
+                                                                    attacker: tuple[Path, Path]) -> None:
+    line = _docs_block("A fingerprint has two spellings")
+    assert "\n" not in line  # one line
+    fp = fingerprint(keys[1])
+    colons = ":".join(fp[i:i + 2] for i in range(0, 64, 2)).upper()
+    for given in (fp, f"SHA256:{fp}", colons, f"sha256 Fingerprint={colons}", f"SHA256 Fingerprint={colons}"):
+        done = _as_pasted(line.replace("BUNDLE", str(genuine)).replace("GIVEN", given), genuine.parent, genuine)
+        assert (done.returncode, done.stdout) == (0, "same signer\n"), (given, done.stdout, done.stderr)
+    for given in (fingerprint(attacker[1]), fp[:-1], ""):  # another key under the same name, a digit short
+        done = _as_pasted(line.replace("BUNDLE", str(genuine)).replace("GIVEN", given), genuine.parent, genuine)
+        assert done.returncode == 1 and done.stdout.startswith("NOT the signer"), (given, done.stdout)
 
 
 # --- 3. cross-checks ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 from generator import __version__
+from generator.cli import closedstdout
 from generator.core.errors import AuditError, EnvironmentFaultError
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ def run_process(body: Callable[[], int]) -> NoReturn:
     code: int | None = None
     with sigint_handled() as taken:
         try:
+            closedstdout.install()  # `gpu-audit ... | head`: a reader that leaves early ends nothing, says nothing
             code = body()
         except KeyboardInterrupt:
             pass
@@ -169,9 +171,12 @@ def run_process(body: Callable[[], int]) -> NoReturn:
     sys.exit(last.status)
 
 
+_INTERRUPTED_LINE = "gpu-audit: interrupted"
+
+
 def interrupted() -> int:
     """What Ctrl-C prints, and its exit status."""
-    print("gpu-audit: interrupted", file=sys.stderr)
+    print(_INTERRUPTED_LINE, file=sys.stderr)
     return INTERRUPTED
 
 
@@ -224,6 +229,24 @@ def _wrapped_interrupt(exc: BaseException) -> bool:
     return False
 
 
+def _stopped(exc: BaseException, line: str, status: int, as_json: bool) -> int:
+    """A command that stopped: its one line on stderr and, under `--json`, the JSON error object on stdout."""
+    from generator.cli import jsonerror
+
+    if isinstance(exc, jsonerror.CommandLineError):
+        sys.stderr.write(exc.as_argparse_prints_it())
+        message = f"{exc.prog}: {exc}"
+    else:
+        print(line, file=sys.stderr)
+        message = line.removeprefix("gpu-audit: ").removeprefix("error: ")
+    if as_json:
+        code, fix = jsonerror.code_and_fix(exc)
+        if isinstance(exc, KeyboardInterrupt):
+            code, fix = jsonerror.INTERRUPTED, "run the command again and let it finish"
+        jsonerror.print_error(code, printable(message), printable(fix), status)
+    return status
+
+
 def run_command(argv: Sequence[str], command: Callable[[], int],
                 parsed: Callable[[], argparse.Namespace | None]) -> int:
     """Run the command; its own status (0, or 1 for findings), else 2 with one line on stderr, or 130.
@@ -232,8 +255,11 @@ def run_command(argv: Sequence[str], command: Callable[[], int],
     of memory, an I/O error: the path and what to do) and a bug (its traceback saved to a file). Ctrl-C is a
     KeyboardInterrupt in the main thread (`sigint_handled`): every writer removes what it began (a temporary
     name, never the target) on the way out, and nothing waits for a thread that imports. `parsed` gives the
-    command's arguments once they are parsed: a full disk names what the command was writing.
+    command's arguments once they are parsed: a full disk names what the command was writing. Under `--json`
+    a command that stops also prints its JSON error object on stdout (generator.cli.jsonerror).
     """
+    from generator.cli.jsonerror import json_requested
+
     try:
         try:
             return command()
@@ -248,17 +274,15 @@ def run_command(argv: Sequence[str], command: Callable[[], int],
                                         "(close other programs) or use a machine with more, then run it again"
                                         ) from None
     except EnvironmentFaultError as exc:
-        print(one_line(f"gpu-audit: error: {exc}"), file=sys.stderr)
-        return exc.exit_status
+        return _stopped(exc, one_line(f"gpu-audit: error: {exc}"), exc.exit_status, json_requested(argv, parsed()))
     except AuditError as exc:
-        print(printable(f"gpu-audit: error: {exc}"), file=sys.stderr)
-        return exc.exit_status
-    except KeyboardInterrupt:
-        return interrupted()
+        return _stopped(exc, printable(f"gpu-audit: error: {exc}"), exc.exit_status, json_requested(argv, parsed()))
+    except KeyboardInterrupt as exc:
+        return _stopped(exc, _INTERRUPTED_LINE, INTERRUPTED, json_requested(argv, parsed()))
     except Exception as exc:  # noqa: BLE001 - a bug: one line and a saved traceback, not exit 1 and a traceback
         if _wrapped_interrupt(exc):
-            return interrupted()
+            return _stopped(KeyboardInterrupt(), _INTERRUPTED_LINE, INTERRUPTED, json_requested(argv, parsed()))
         where = crash_report(exc, argv)
-        print(one_line(f"gpu-audit: internal error (a bug in gpu-audit, not a problem of the input): "
-                       f"{type(exc).__name__}: {str(exc)[:300]}; {where}; please report it"), file=sys.stderr)
-        return 2
+        return _stopped(exc, one_line(f"gpu-audit: internal error (a bug in gpu-audit, not a problem of the input): "
+                                      f"{type(exc).__name__}: {str(exc)[:300]}; {where}; please report it"), 2,
+                        json_requested(argv, parsed()))

@@ -20,8 +20,9 @@ from generator.core.limits import applied
 def build_parser() -> argparse.ArgumentParser:
     """The `gpu-audit` parser with every command; the commands' own modules are imported here."""
     from generator.cli import audit, bundle, campaign, invoice, measure, seal
+    from generator.cli.jsonerror import Parser
 
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = Parser(  # its subcommands' parsers are Parsers too (argparse's default)
         prog="gpu-audit",
         description="Audit a GPU benchmarking campaign: validate its evidence, recompute acceptance "
         "and rental cost, and render a signed decision note inside a checksummed bundle.",

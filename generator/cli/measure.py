@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +80,8 @@ def _cmd_environment(args: argparse.Namespace) -> int:
         print(json.dumps(env, indent=2))
     else:
         _print_environment(env)
-    if output is not None:
-        print(f"wrote {output}")
+    if output is not None:  # under --json stdout holds the one JSON object, so the note goes to stderr
+        print(f"wrote {output}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

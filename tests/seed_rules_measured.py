@@ -70,6 +70,6 @@ RULES: list[SeedRule] = [
     SeedRule("grid-row-measured", "each grid row is tied to a measured phase of its variant's measurement",
              f"{P} §4 elapsed_seconds", "duration-unmeasured", m_warm_phase_removed, targets=(B4,)),
     SeedRule("cold-runs-measured", "a measurement of format 2 holds every cold run (each seed's, each corpus's) in "
-             "its fresh process: one it lacks is unmeasured", f"{P} §3, §4 elapsed_seconds", "duration-unmeasured",
+             "its fresh process: one it lacks is unmeasured", f"{P} §4 elapsed_seconds", "duration-unmeasured",
              m_cold_run_missing_in_format_2, targets=(B4,)),
 ]

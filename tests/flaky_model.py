@@ -1,7 +1,8 @@
 """A `campaign run` test model: the tiny reference classifier, interrupted once like a real attempt (out of memory).
 
 `--model flaky_model:load` (a factory). GPU_AUDIT_FLAKY_MODEL names the classifier file; GPU_AUDIT_FLAKY_FAIL_AT=N
-makes each loaded copy raise an out-of-memory error on its N-th call with a batch of 8 texts, once.
+makes each loaded copy raise an out-of-memory error on its N-th call with a batch of 8 texts, once; with
+GPU_AUDIT_FLAKY_ONCE=FILE, only the first copy of any process to get there fails (it creates FILE).
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ class Flaky:
     def predict(self, texts: Sequence[str]) -> list[str]:
         if len(texts) == BATCH:
             self._calls += 1
-            if self._calls == self._fail_at:
+            once = os.environ.get("GPU_AUDIT_FLAKY_ONCE")
+            if self._calls == self._fail_at and not (once and Path(once).exists()):
+                if once:
+                    Path(once).touch()
                 raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated by the test model)")
         return list(self._inner.predict(texts))
 

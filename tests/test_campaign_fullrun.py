@@ -8,7 +8,6 @@ import csv
 import hashlib
 import json
 import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -101,17 +100,25 @@ def two_corpora(base: dict[str, Any]) -> Path:
     return _run(base, "corpora", protocol, corpora=2)
 
 
-@pytest.fixture(scope="module")
-def resumed(base: dict[str, Any]) -> Iterator[Path]:
+def _flaky_run(base: dict[str, Any], name: str, fail_at: int, once: bool = False) -> Path:
+    """The protocol with b8's resume variant, run with the flaky model failing at its `fail_at`-th batch of 8 (in
+    the first process to get there only, when `once`)."""
     protocol = copy.deepcopy(base["protocol"])
     protocol["experiments"][0]["variants"].append(
         {"id": "b8-resume", "value": 8, "measurement": "measurements/h200-batch-b8-resume.json",
          "resume": {"of": "b8", "setting": "from the first text not completed, the model loaded anew"}})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GPU_AUDIT_FLAKY_MODEL", str(base["model"]))
-        mp.setenv("GPU_AUDIT_FLAKY_FAIL_AT", str(FAIL_AT))
+        mp.setenv("GPU_AUDIT_FLAKY_FAIL_AT", str(fail_at))
+        if once:
+            mp.setenv("GPU_AUDIT_FLAKY_ONCE", str(base["root"] / f"{name}.failed"))
         mp.setenv("PYTHONPATH", str(Path(__file__).parent))  # the cold runs' fresh processes import it too
-        yield _run(base, "resumed", protocol, model="flaky_model:load")
+        return _run(base, name, protocol, model="flaky_model:load")
+
+
+@pytest.fixture(scope="module")
+def resumed(base: dict[str, Any]) -> Path:
+    return _flaky_run(base, "resumed", FAIL_AT)
 
 
 def _grid(folder: Path) -> list[dict[str, str]]:
@@ -193,6 +200,22 @@ def test_resume_variant_resumes_the_interrupted_attempt(resumed: Path) -> None:
     assert again["resume"]["interrupted_seconds"] is not None  # the interrupted attempt's time is counted
     assert (again["timing"]["warm"]["successes"], again["timing"]["warm"]["failures"]) == (2, 1)
     assert (b8["timing"]["warm"]["successes"], b8["out_of_memory"]) == (1, 1)  # its failure kept, never replaced
+
+
+def test_interrupted_cold_run_is_resumed_in_a_fresh_process(base: dict[str, Any]) -> None:
+    # b8's cold process fails at its second batch (8 texts done); the resumption is a fresh process of its own
+    folder = _flaky_run(base, "resumed-cold", 2, once=True)
+    errors, codes = _errors_and_codes(folder)
+    assert errors == TEST_RUN_CODES and "resume-time-unmeasured" not in codes
+    rows = {(r["variant_id"], r["phase"], r["run_index"]): r for r in _grid(folder)}
+    assert "outcome=oom; completed=8" in rows[("b8", "cold", "1")]["notes"]
+    resumption = rows[("b8-resume", "cold", "1")]
+    assert "outcome=resumed; resumed=b8/cold/1" in resumption["notes"] and resumption["corpus_accepted"] == "true"
+    doc = _measurement(folder, "b8-resume")
+    assert [(p["phase"], p["repeat"]) for p in doc["phases"]] == [("model_load", None), ("inputs", None),
+                                                                  ("cold_forward", 1)]
+    again = next(c for c in check_campaign(folder).decision["configurations"] if c["id"] == "h200-batch/b8-resume")
+    assert (again["timing"]["cold"]["successes"], again["resume"]["resumed"]) == (1, 1)
 
 
 def _edit(folder: Path, target: Path, variant: str, change: Any) -> Path:

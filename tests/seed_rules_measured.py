@@ -23,6 +23,7 @@ from seed_rules import (
     meas,
     v_withheld_unmeasured,
 )
+from seed_rules_protocol import _second_seed
 
 MEASURED = f"{A} 'Speicher als Machbarkeitskriterium nutzen'; {P} §3"
 
@@ -49,10 +50,26 @@ def m_warm_phase_removed(c: Path) -> list[Where]:
     return [Where(GRID, line_of(c, RTX, "b4", "warm", 2), "elapsed_seconds")]
 
 
+def m_cold_run_missing_in_format_2(c: Path) -> list[Where]:
+    # both seeds run (a second cold run per variant), and b4's measurement says format 2, which holds each cold run,
+    # yet keeps only the first seed's cold process: the second seed's cold run is tied to no measured phase
+    _second_seed(c)
+
+    def format_2(doc: Any) -> None:
+        doc["schema_version"] = "2"
+        next(p for p in doc["phases"] if p["phase"] == "cold_forward")["repeat"] = 1
+
+    edit_json(c, meas(RTX, "b4"), format_2)
+    return [Where(GRID, line_of(c, RTX, "b4", "cold", 2), "elapsed_seconds")]
+
+
 RULES: list[SeedRule] = [
     SeedRule("answer-needs-measurements", "no configuration whose runs were not measured can be the answer: "
              "measurements deleted everywhere withhold it with one plain reason", MEASURED,
              "measurement-not-linked", unmeasure, protect="decision", verify=v_withheld_unmeasured),
     SeedRule("grid-row-measured", "each grid row is tied to a measured phase of its variant's measurement",
              f"{P} §4 elapsed_seconds", "duration-unmeasured", m_warm_phase_removed, targets=(B4,)),
+    SeedRule("cold-runs-measured", "a measurement of format 2 holds every cold run (each seed's, each corpus's) in "
+             "its fresh process: one it lacks is unmeasured", f"{P} §4 elapsed_seconds", "duration-unmeasured",
+             m_cold_run_missing_in_format_2, targets=(B4,)),
 ]

@@ -104,30 +104,6 @@ def test_existing_out_refused(tiny: dict[str, Path], run_cli: Any, tmp_path: Pat
     assert r.code == 2 and "already exists" in r.err
 
 
-def test_resume_variant_refused(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
-    # `campaign run` resumes nothing: a protocol with a resume variant (#34 item 4) is refused before any work
-    protocol = json.loads(tiny["protocol"].read_text(encoding="utf-8"))
-    variants = protocol["experiments"][0]["variants"]
-    variants.append({"id": "resume", "value": variants[-1]["value"], "resume": {"of": variants[-1]["id"],
-                                                                               "setting": "after the last input"}})
-    (tmp_path / "protocol.json").write_text(json.dumps(protocol), encoding="utf-8")
-    r = run_cli("campaign", "run", str(tmp_path / "protocol.json"), "--model", str(tiny["model"]), "--corpus",
-                str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(tmp_path / "camp"))
-    assert r.code == 2 and "resume" in r.err and not (tmp_path / "camp").exists()
-
-
-def test_several_corpora_refused(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
-    # `campaign run` processes the one corpus it is given: a protocol whose work is several (#34 item 9) is
-    # refused before any work
-    protocol = json.loads(tiny["protocol"].read_text(encoding="utf-8"))
-    protocol["corpora"] = [{"name": "second", "revision": "second@r1", "size": 3, "expected_ids": "c2/ids.csv",
-                            "reference": "c2/reference.csv"}]
-    (tmp_path / "protocol.json").write_text(json.dumps(protocol), encoding="utf-8")
-    r = run_cli("campaign", "run", str(tmp_path / "protocol.json"), "--model", str(tiny["model"]), "--corpus",
-                str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(tmp_path / "camp"))
-    assert r.code == 2 and "several corpora" in r.err and not (tmp_path / "camp").exists()
-
-
 def test_cpu_end_to_end_passes_check(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "camp"
     r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",

@@ -394,12 +394,12 @@ def test_campaign_run_before_its_window_is_caught(tmp_path: Path, monkeypatch: p
 
 def test_a_cold_process_that_fails_is_dated_by_its_own_bounds(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from generator.gpu import campaign_run  # noqa: PLC0415
+    from generator.gpu import campaign_cold, campaign_run  # noqa: PLC0415
 
     config = campaign_run.CampaignConfig(protocol=tmp_path / "missing.json", model="x:y", corpus=tmp_path,
                                          device="cpu", out=tmp_path / "camp", allow_cpu_for_tests=True)
     before = datetime.now(UTC)
-    phases, completed = campaign_run._cold_run(config, "e", "v", tmp_path / "cold-1.csv", tmp_path)
+    phases, completed = campaign_cold.cold_run(config, "e", "v", 1, tmp_path / "cold-1.csv", tmp_path)
     after = datetime.now(UTC)
     assert completed == 0 and [p["status"] for p in phases] == ["failed"] * 3
     assert {(p["started_at"], p["ended_at"]) for p in phases} == {(phases[0]["started_at"], phases[0]["ended_at"])}

@@ -63,8 +63,9 @@ def _config(args: argparse.Namespace) -> CampaignConfig:
     from generator.gpu import campaign_run  # noqa: PLC0415
 
     return campaign_run.CampaignConfig(
-        protocol=Path(args.protocol), model=args.model, corpus=Path(args.corpus), device=args.device,
-        out=Path(args.out), allow_cpu_for_tests=args.allow_cpu_for_tests)
+        protocol=Path(args.protocol), model=args.model, corpus=Path(args.corpus[0]), device=args.device,
+        out=Path(args.out), allow_cpu_for_tests=args.allow_cpu_for_tests,
+        further_corpora=tuple(Path(c) for c in args.corpus[1:]))
 
 
 NOT_SEALED = ("warning: the protocol is not sealed: `check` will call its registration \"declared, not sealed\" "
@@ -122,7 +123,8 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     files = campaign_run.prepare_campaign(campaign_run.CampaignConfig(
-        protocol=Path(args.protocol), model="", corpus=Path(args.corpus), device="", out=out))
+        protocol=Path(args.protocol), model="", corpus=Path(args.corpus[0]), device="", out=out,
+        further_corpora=tuple(Path(c) for c in args.corpus[1:])))
     print(f"wrote {out}: {', '.join(files)}")
     print(f"seal it here: gpu-audit register {out} --key KEY.pem --cert CERT.pem --tsa URL; then carry it, the "
           f"model and the corpus to the GPU machine and run: python3 -m generator campaign run {out / 'protocol.json'} "
@@ -133,8 +135,8 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 def _cmd_cold(args: argparse.Namespace) -> int:
     from generator.gpu import campaign_run  # noqa: PLC0415
 
-    campaign_run.cold_run_child(_config(args), args.experiment, args.variant, Path(args.predictions),
-                                Path(args.result))
+    campaign_run.cold_run_child(_config(args), args.experiment, args.variant, args.run_index, Path(args.predictions),
+                                Path(args.result), Path(args.skip) if args.skip else None)
     return 0
 
 
@@ -144,8 +146,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="a Hugging Face model directory (sequence classification, or sentence embedding with "
                         "gpu-audit-head.pt; loaded offline), a reference-classifier .pt file (from `campaign train`), "
                         "or module:function (a batch function: texts in, labels out); see docs/gpu.md")
-    p.add_argument("--corpus", required=True, metavar="CORPUS",
-                   help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label)")
+    p.add_argument("--corpus", required=True, metavar="CORPUS", action="append",
+                   help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label); repeated for a protocol "
+                        "whose work is several corpora: the protocol's corpus first, then one per entry of its "
+                        "corpora, in their order")
     p.add_argument("--device", required=True, metavar="DEVICE", help="explicit GPU device cuda:N")
     p.add_argument("--out", required=True, metavar="CAMPAIGN_DIR",
                    help="the campaign folder to create (must not exist)")
@@ -164,10 +168,25 @@ def _add_prepare(csub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "the workstation, then run `campaign run OUT_DIR/protocol.json` on the GPU machine, which checks every "
         "sealed file and carries the seal into the campaign. Needs no model and no GPU.")
     pr.add_argument("protocol", metavar="PROTOCOL", help="the protocol.json to register")
-    pr.add_argument("--corpus", required=True, metavar="CORPUS",
-                    help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label)")
+    pr.add_argument("--corpus", required=True, metavar="CORPUS", action="append",
+                    help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label); repeated for several "
+                         "corpora: the protocol's corpus first, then those of its corpora in their order")
     pr.add_argument("--out", required=True, metavar="OUT_DIR", help="the folder to create (must not exist)")
     pr.set_defaults(handler=_cmd_prepare)
+
+
+def _add_cold(csub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the internal `gpu-audit campaign _cold-run`."""
+    c = csub.add_parser("_cold-run", help=argparse.SUPPRESS,
+                        description="Internal: the cold run of one variant, in the fresh process `run` starts.")
+    _common(c)
+    c.add_argument("--experiment", required=True)
+    c.add_argument("--variant", required=True)
+    c.add_argument("--run-index", required=True, type=int)
+    c.add_argument("--predictions", required=True)
+    c.add_argument("--skip", help="a resumption: the interrupted attempt's prediction file (those texts are done)")
+    c.add_argument("--result", required=True)
+    c.set_defaults(handler=_cmd_cold)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -205,14 +224,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     _add_prepare(csub)
 
-    c = csub.add_parser("_cold-run", help=argparse.SUPPRESS,
-                        description="Internal: the cold run of one variant, in the fresh process `run` starts.")
-    _common(c)
-    c.add_argument("--experiment", required=True)
-    c.add_argument("--variant", required=True)
-    c.add_argument("--predictions", required=True)
-    c.add_argument("--result", required=True)
-    c.set_defaults(handler=_cmd_cold)
+    _add_cold(csub)
 
     t = csub.add_parser(
         "train", help="train the reference classifier on the training split, tuned on the tuning split (CPU)",

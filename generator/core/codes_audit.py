@@ -215,8 +215,8 @@ AUDIT: tuple[Code, ...] = (
          "measure the runs with `gpu-audit campaign run` or `gpu-audit measure run` and link each variant to its "
          "measurement"),
     Code("cold-run-unmeasured", W, C, "a cold run after the first (another seed's or corpus's) has no phase in its "
-         "variant's measurement, which holds one cold_forward", "keep the fresh process's own measurement of that "
-         "cold run with the campaign's outputs"),
+         "variant's measurement, whose format 1 holds one cold_forward (format 2 holds each)",
+         "measure the runs again with `gpu-audit campaign run`, whose measurement (format 2) holds each cold run"),
     Code("environment-not-seen", E, C, "the environment recorded is the one the measurement observed",
          "write what the measurement observed, or measure this run again"),
     Code("exclusion-not-registered", E, C, "only an exclusion registered in the protocol sets an attempt aside",

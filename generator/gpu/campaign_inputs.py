@@ -19,7 +19,7 @@ import importlib
 import inspect
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -72,6 +72,20 @@ class CampaignConfig:
     device: str
     out: Path
     allow_cpu_for_tests: bool = False
+    further_corpora: tuple[Path, ...] = ()  # one folder per entry of the protocol's `corpora`, in its order
+
+
+@dataclass
+class CorpusData:
+    """One corpus of the work, read from its folder: its texts file, revision, IDs in input order, reference, and
+    where the campaign holds its expected IDs and reference."""
+
+    path: Path
+    revision: str
+    ids: list[str]
+    reference: dict[str, str]
+    expected_ids_file: str
+    reference_file: str
 
 
 @dataclass
@@ -87,14 +101,31 @@ class Plan:
     classes: list[str]
     experiments: list[dict[str, Any]] = field(default_factory=list)
     subgroups: list[Subgroup] = field(default_factory=list)
+    corpora: list[CorpusData] = field(default_factory=list)  # the work: the first corpus, then `corpora`'s
 
     def settings(self, exp: dict[str, Any], variant: dict[str, Any]) -> Settings:
-        """The variant's settings: its value for the declared variable, the experiment's fixed ones otherwise."""
+        """The variant's settings: its value for the declared variable, the experiment's fixed ones otherwise (the
+        seed, when fixed.seed is null beside common seeds, the first of them: each run gets its own)."""
         values = {k: exp["fixed"].get(k) for k in ("batch", "precision", "context", "seed")}
+        if values["seed"] is None and exp.get("seeds"):
+            values["seed"] = exp["seeds"][0]
         values["gpu_count"] = exp["fixed"].get("gpu_count", 1)
         values[exp["variable"]] = variant["value"]
         return Settings(batch=int(values["batch"]), precision=str(values["precision"]),
                         context=int(values["context"]), seed=int(values["seed"]), gpu_count=int(values["gpu_count"]))
+
+    def run(self, exp: dict[str, Any], variant: dict[str, Any], phase: str,
+            run_index: int) -> tuple[Settings, CorpusData]:
+        """The settings and corpus of one attempt. Run indexes count a variant's runs on the first corpus under each
+        common seed in turn, then on each further corpus alike (five warm runs under two seeds on two corpora: 1-5
+        seed A and 6-10 seed B on the first corpus, 11-15 seed A and 16-20 seed B on the second)."""
+        runs = int(exp["runs_per_variant"] if phase == "warm" else exp["cold_runs_per_variant"])
+        seeds = exp.get("seeds") or [None]
+        k = run_index - 1
+        corpus = self.corpora[min(k // (runs * len(seeds)), len(self.corpora) - 1)]
+        seed = seeds[(k // runs) % len(seeds)]
+        st = self.settings(exp, variant)
+        return (st if seed is None else replace(st, seed=int(seed))), corpus
 
 
 def corpus_revision(corpus_file: Path) -> str:
@@ -133,40 +164,64 @@ def classify(model: BatchModel, ids: list[str], texts: list[str], batch: int,
     return done
 
 
-def make_plan(config: CampaignConfig) -> Plan:
-    """Read and cross-check the protocol, corpus and reference; raise UsageError before anything runs."""
-    try:
-        raw = config.protocol.read_bytes()
-        protocol = json.loads(raw.decode("utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read the protocol {config.protocol}: {exc}") from None
-    corpus_file, ref_file = config.corpus / CORPUS_FILE, config.corpus / REFERENCE_FILE
+def read_corpus_folder(folder: Path, registered: str, expected_ids_file: str, reference_file: str,
+                       what: str) -> CorpusData:
+    """One corpus folder (eval.jsonl and eval-reference.csv) read and checked against the revision `what`
+    registers (the protocol's field)."""
+    corpus_file, ref_file = folder / CORPUS_FILE, folder / REFERENCE_FILE
     for f in (corpus_file, ref_file):
         if not f.is_file():
-            raise UsageError(f"{f} is missing: --corpus must hold {CORPUS_FILE} and {REFERENCE_FILE}")
+            raise UsageError(f"{f} is missing: each --corpus must hold {CORPUS_FILE} and {REFERENCE_FILE}")
     try:
         revision = corpus_revision(corpus_file)
         ids, _ = read_corpus(corpus_file)
         with ref_file.open(encoding="utf-8-sig", newline="") as fh:
             reference = {r["id"]: r["label"] for r in csv.DictReader(fh)}
+    except (KeyError, TypeError, ValueError, OSError) as exc:
+        raise UsageError(f"the corpus {folder} lacks a required part ({type(exc).__name__}: {exc})") from None
+    if registered != revision:
+        raise UsageError(f"the corpus {corpus_file} has revision {revision}, {what} registers {registered}")
+    if len(set(ids)) != len(ids) or set(ids) != set(reference):
+        raise UsageError(f"{corpus_file} and {ref_file} do not hold the same unique IDs")
+    return CorpusData(corpus_file, revision, ids, reference, expected_ids_file, reference_file)
+
+
+def _corpora(protocol: dict[str, Any], config: CampaignConfig) -> list[CorpusData]:
+    """The work's corpora: --corpus for the protocol's `corpus`, then one --corpus per entry of `corpora`."""
+    further = list(protocol.get("corpora") or [])
+    if len(further) != len(config.further_corpora):
+        raise UsageError(f"the protocol's work is {1 + len(further)} corpora (corpus and {len(further)} in corpora), "
+                         f"but {1 + len(config.further_corpora)} --corpus folder(s) were given: give one --corpus "
+                         "per corpus, the protocol's corpus first, then those of corpora in their order")
+    files = protocol["files"]
+    out = [read_corpus_folder(config.corpus, protocol["corpus"]["revision"], files["expected_ids"], files["reference"],
+                              "the protocol's corpus.revision")]
+    for i, (entry, folder) in enumerate(zip(further, config.further_corpora, strict=True)):
+        out.append(read_corpus_folder(folder, entry["revision"], entry["expected_ids"], entry["reference"],
+                                      f"the protocol's corpora[{i}].revision"))
+    return out
+
+
+def make_plan(config: CampaignConfig) -> Plan:
+    """Read and cross-check the protocol, corpora and references; raise UsageError before anything runs."""
+    try:
+        raw = config.protocol.read_bytes()
+        protocol = json.loads(raw.decode("utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read the protocol {config.protocol}: {exc}") from None
+    try:
         exps = protocol["experiments"]
         fixed = exps[0]["fixed"]
         classes = list(protocol["classes"])
-        registered = protocol["corpus"]["revision"]
-    except (KeyError, IndexError, TypeError, ValueError, OSError) as exc:
+        corpora = _corpora(protocol, config)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise UsageError(f"the protocol or corpus lacks a required part ({type(exc).__name__}: {exc})") from None
-    if registered != revision:
-        raise UsageError(f"the corpus {corpus_file} has revision {revision}, the protocol registers {registered}")
-    if protocol.get("corpora"):
-        raise UsageError("several corpora (corpora) are not supported: `campaign run` processes the one corpus it is "
-                         "given; run each corpus's series with its own protocol")
-    if len(set(ids)) != len(ids) or set(ids) != set(reference):
-        raise UsageError(f"{CORPUS_FILE} and {REFERENCE_FILE} do not hold the same unique IDs")
+    first = corpora[0]
     for exp in exps:
-        _check_experiment(exp, fixed)
-    plan = Plan(protocol=protocol, protocol_bytes=raw, corpus_path=corpus_file, corpus_revision=revision, ids=ids,
-                reference=reference, classes=classes, experiments=exps,
-                subgroups=_subgroups(protocol, config.corpus, set(ids)))
+        _check_experiment(exp, fixed, len(corpora))
+    plan = Plan(protocol=protocol, protocol_bytes=raw, corpus_path=first.path, corpus_revision=first.revision,
+                ids=first.ids, reference=first.reference, classes=classes, experiments=exps,
+                subgroups=_subgroups(protocol, config.corpus, set(first.ids)), corpora=corpora)
     for exp in exps:
         for v in exp["variants"]:
             try:
@@ -187,27 +242,51 @@ VARIABLES = ("batch", "precision", "context", "seed", "gpu_count")
 SHARED = ("corpus_revision", "model_revision", "tokenizer_revision", "input_order")
 
 
-def _check_experiment(exp: dict[str, Any], fixed: dict[str, Any]) -> None:
+def registered_variants(exp: dict[str, Any]) -> list[dict[str, Any]]:
+    """The variants of the registered series: all but the resume variants, which run only to resume."""
+    return [v for v in exp["variants"] if "resume" not in v]
+
+
+def attempts(exp: dict[str, Any], phase: str, corpora: int) -> int:
+    """A variant's registered attempts of one phase: its runs under each common seed on each corpus (run_index 1 to
+    this number), as `check` counts them."""
+    runs = int(exp["runs_per_variant"] if phase == "warm" else exp["cold_runs_per_variant"])
+    return runs * len(exp.get("seeds") or [None]) * corpora
+
+
+def _check_resumes(exp: dict[str, Any]) -> None:
+    """A resume variant resumes another, registered variant of its experiment, with its value, on one GPU."""
+    by_id = {v["id"]: v for v in registered_variants(exp)}
+    for v in (v for v in exp["variants"] if "resume" in v):
+        of = v["resume"].get("of") if isinstance(v["resume"], dict) else None
+        if of not in by_id or by_id[of]["value"] != v["value"]:
+            raise UsageError(f"experiment {exp['id']!r} variant {v['id']!r}: resume.of must name another variant "
+                             "of the experiment that is no resume variant, and the value must be that variant's")
+        if int(exp["fixed"].get("gpu_count", 1)) > 1 or (exp["variable"] == "gpu_count" and int(v["value"]) > 1):
+            raise UsageError(f"experiment {exp['id']!r} variant {v['id']!r}: `campaign run` resumes attempts on one "
+                             "GPU only; register the resume variant of a gpu_count 1 variant")
+
+
+def _check_experiment(exp: dict[str, Any], fixed: dict[str, Any], corpora: int) -> None:
     """Refuse, before any work, what `campaign run` does not do."""
     if exp.get("variable") not in VARIABLES:
         raise UsageError(f"experiment {exp.get('id')!r}: the declared variable must be one of {', '.join(VARIABLES)}, "
                          f"not {exp.get('variable')!r}")
-    if exp.get("seeds"):
-        raise UsageError(f"experiment {exp['id']!r}: common seeds (seeds) are not supported; run each seed's "
-                         "series with its own protocol")
-    if any("resume" in v for v in exp.get("variants", [])):
-        raise UsageError(f"experiment {exp.get('id')!r}: a resume variant's attempts resume interrupted ones, "
-                         "which `campaign run` does not do; register it in a protocol of its own")
+    seeds = exp.get("seeds")
+    if seeds is not None and (not seeds or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)):
+        raise UsageError(f"experiment {exp['id']!r}: seeds must list whole numbers")
+    _check_resumes(exp)
     if exp.get("cold_runs_per_variant") not in (0, 1):
         raise UsageError(f"experiment {exp['id']!r}: cold_runs_per_variant must be 0 or 1")
     if any(exp["fixed"].get(k) != fixed.get(k) for k in SHARED):
         raise UsageError(f"every experiment must hold the same {', '.join(SHARED)} (one model, one corpus)")
     order = exp.get("order", "rotated")
     if order == "drawn":
-        seq, ids = exp.get("drawn_sequence") or [], [v["id"] for v in exp["variants"]]
-        if sorted(seq) != sorted(ids * int(exp["runs_per_variant"])):
+        seq, ids = exp.get("drawn_sequence") or [], [v["id"] for v in registered_variants(exp)]
+        if sorted(seq) != sorted(ids * attempts(exp, "warm", corpora)):
             raise UsageError(f"experiment {exp['id']!r}: order drawn needs drawn_sequence naming each variant "
-                             "runs_per_variant times")
+                             "runs_per_variant times under each common seed and on each corpus "
+                             f"({attempts(exp, 'warm', corpora)} times; a resume variant never)")
     elif order != "rotated":
         raise UsageError(f"experiment {exp['id']!r}: the order must be rotated or drawn, not {order!r}")
 

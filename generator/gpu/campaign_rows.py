@@ -11,16 +11,27 @@ from generator import __version__
 from generator.core.metrics import compute_metric, quality_rule_holds
 from generator.core.resources import published_tariffs
 from generator.core.safefiles import write_new_file
-from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan, Settings, read_corpus
+from generator.gpu.campaign_inputs import (
+    BatchModel,
+    CampaignConfig,
+    CorpusData,
+    Plan,
+    Settings,
+    attempts,
+    read_corpus,
+    registered_variants,
+)
 
 WARMUP_TEXTS = 64
+MEASUREMENT_VERSION = "2"  # a cold phase per cold run (each common seed's, each corpus's), numbered by its repeat
 CPU_NOTE = "TEST-ONLY CPU run (--allow-cpu-for-tests): not a GPU measurement, no memory counters"
 TEST_NOTE = "TEST RUN (--allow-cpu-for-tests): never evidence of a decision"
 MAX_ERROR = 500
 
 
-def _assess(plan: Plan, done: list[tuple[str, str]]) -> dict[str, Any]:
-    """The acceptance cells exactly as `gpu-audit check` recomputes them from the prediction file."""
+def _assess(plan: Plan, corpus: CorpusData, done: list[tuple[str, str]]) -> dict[str, Any]:
+    """The acceptance cells exactly as `gpu-audit check` recomputes them from the prediction file, against the
+    expected IDs and reference of the corpus the attempt processed (the planned subgroups are the first corpus's)."""
     q = plan.protocol["quality"]
     seen: dict[str, str] = {}
     dup = False
@@ -30,16 +41,18 @@ def _assess(plan: Plan, done: list[tuple[str, str]]) -> dict[str, Any]:
     classes = set(plan.classes)
     format_valid = all(label in classes and ident.strip() == ident and ident and "\n" not in ident
                        for ident, label in done)
-    ids_match = not dup and set(seen) == set(plan.ids)
-    cells: dict[str, Any] = {"expected_ids": len(plan.ids), "observed_ids": len(seen), "ids_match": ids_match,
+    ids_match = not dup and set(seen) == set(corpus.ids)
+    cells: dict[str, Any] = {"expected_ids": len(corpus.ids), "observed_ids": len(seen), "ids_match": ids_match,
                              "format_valid": format_valid, "quality_metric": q["metric"],
                              "quality_threshold": q["threshold"], "quality_tolerance": q["tolerance"],
                              "quality_value": None, "corpus_accepted": False}
     if ids_match and format_valid:
-        value = compute_metric(q["metric"], [plan.reference[i] for i in plan.ids], [seen[i] for i in plan.ids])
+        value = compute_metric(q["metric"], [corpus.reference[i] for i in corpus.ids],
+                               [seen[i] for i in corpus.ids])
         ok, _ = quality_rule_holds(value, q["threshold"], q["tolerance"], q["direction"], q["reference"]["value"])
         rules = {g["id"]: g for g in q.get("subgroups") or []}
-        for group in plan.subgroups:  # a run is accepted only if the whole corpus and every subgroup are
+        # a run is accepted only if the whole corpus and every subgroup (the first corpus's) are
+        for group in plan.subgroups if corpus is plan.corpora[0] else []:
             rule = rules[group.id]
             members = list(dict.fromkeys(group.ids))
             sub = compute_metric(q["metric"], [plan.reference[i] for i in members], [seen[i] for i in members])
@@ -82,8 +95,9 @@ def csv_cell(value: Any) -> Any:
 
 
 def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], completed: int,
-           extra: list[str]) -> str:
-    """The notes cell: test run, outcome, what the timer covers, cold or warm, and the registered quality rule."""
+           extra: list[str], resumed: tuple[str, str] | None) -> str:
+    """The notes cell: test run, outcome (with the attempt a resumption resumes), what the timer covers, cold or
+    warm, and the registered quality rule."""
     q = plan.protocol["quality"]
     parts = []
     if config.device == "cpu":
@@ -93,7 +107,10 @@ def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], 
     if row["status"] != "ok":
         kind = "oom" if (row["error"] or "").startswith("out of memory") else "failed"
         error = (row["error"] or "").replace("\n", " ").replace(";", ",")[:MAX_ERROR]
-        parts.append(f"outcome={kind}; completed={completed}; error={error} (kept, not replaced by a smaller batch)")
+        parts.append(f"outcome={kind}; completed={completed}; error={error} (kept, not replaced by a smaller batch)"
+                     + (f"; resumed={resumed[0]}" if resumed else ""))
+    elif resumed:
+        parts.append(f"outcome=resumed; resumed={resumed[0]}; reason={resumed[1]}")
     parts.append(f"measured by gpu-audit {__version__} campaign run; timer: read corpus, tokenise, transfer, infer, "
                  "labels on the host, between two device synchronisations")
     parts.append("cold run in a fresh process (its own model load, no warm-up)" if phase == "cold" else
@@ -105,15 +122,17 @@ def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], 
 
 
 def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: BatchModel, exp: dict[str, Any],
-              variant: dict[str, Any], settings: Settings, phase: str, run_index: int, row: dict[str, Any],
-              done: list[tuple[str, str]], extra: list[str]) -> dict[str, Any]:
-    """The grid row of one attempt, with a private `_outcome` (ok, oom or failed) for the summary; `extra` are
-    notes of its own (run order, truncation, precision)."""
-    cells = _assess(plan, done)
+              variant: dict[str, Any], settings: Settings, corpus: CorpusData, phase: str, run_index: int,
+              row: dict[str, Any], done: list[tuple[str, str]], extra: list[str],
+              resumed: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The grid row of one attempt on `corpus`, with a private `_outcome` (ok, oom or failed) for the summary;
+    `extra` are notes of its own (run order, truncation, precision); `resumed`, for a resumption, the attempt it
+    resumes (<variant>/<phase>/<run_index>) and how."""
+    cells = _assess(plan, corpus, done)
     failed = row["status"] != "ok"
     gpu = config.device != "cpu"
     return {
-        "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": plan.corpus_revision,
+        "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": corpus.revision,
         "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": settings.seed,
         "gpu_model": env["gpu_name"] if gpu else None, "gpu_count": settings.gpu_count if gpu else 0,
         "device": config.device,
@@ -127,9 +146,17 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
                                "peak_reserved_bytes")},
         "duration_days": _periods(exp["rental"])[0], "lots": exp["rental"]["lots"],
         "package_total_usd_minor": _package_total(exp["rental"]), "accepted_unique_corpora": None,
-        "notes": _notes(plan, config, phase, row, len(done), extra),
+        "notes": _notes(plan, config, phase, row, len(done), extra, resumed),
         "_outcome": "ok" if not failed else ("oom" if (row["error"] or "").startswith("out of memory") else "failed"),
     }
+
+
+def prediction_path(plan: Plan, tmp: Path, exp_id: str, variant_id: str, phase: str, run_index: int) -> Path:
+    """Where one attempt's prediction file goes: the protocol's files.predictions pattern, filled in."""
+    pattern = plan.protocol["files"]["predictions"]
+    rel = (pattern.replace("{experiment_id}", exp_id).replace("{variant_id}", variant_id)
+           .replace("{phase}", phase).replace("{run_index}", str(run_index)))
+    return tmp / rel
 
 
 def _published_tariffs() -> list[dict[str, str]]:
@@ -156,9 +183,11 @@ def measurement_document(plan: Plan, config: CampaignConfig, env: dict[str, Any]
     """The measurement JSON of one variant (measurement schema): its run, environment, configuration, model, phases.
 
     `described` joins the model's record: truncation, padding, precision, run order. A run with
-    --allow-cpu-for-tests is marked `test_run`: `check` never ranks a configuration that rests on it."""
+    --allow-cpu-for-tests is marked `test_run`: `check` never ranks a configuration that rests on it. Format 2: each
+    cold run (one per common seed and corpus) is its fresh process's model_load, inputs and cold_forward, the
+    cold_forward's repeat being the cold run's run_index."""
     return {
-        "schema_version": "1",
+        "schema_version": MEASUREMENT_VERSION,
         "tool": f"gpu-audit {__version__} campaign run" + (" (TEST-ONLY CPU run)" if config.device == "cpu" else ""),
         "synthetic_data": False,
         **({"test_run": True} if config.allow_cpu_for_tests else {}),
@@ -166,16 +195,25 @@ def measurement_document(plan: Plan, config: CampaignConfig, env: dict[str, Any]
         "environment": env,
         "configuration": {"device": config.device, "batch": settings.batch, "context": settings.context,
                           "dtype": settings.precision, "warmup": exp["warmup"]["iterations"],
-                          "repeats": exp["runs_per_variant"], "seed": settings.seed},
+                          "repeats": attempts(exp, "warm", len(plan.corpora)),
+                          "seed": None if exp.get("seeds") else settings.seed},
         "model": {"name": model.name[:200], "revision": model.revision[:200],
                   "parameter_count": int(model.parameter_count),
                   "tokenizer_revision": model.tokenizer_revision,
-                  "phases_note": ("model_load, inputs and cold_forward come from the cold run's fresh process; "
-                                  "warmup and warm_forward from the campaign process"
-                                  if exp["cold_runs_per_variant"] == 1 else
-                                  "every phase comes from the campaign process"), **described},
+                  "phases_note": _phases_note(exp, variant), **described},
         "phases": phases,
     }
+
+
+def _phases_note(exp: dict[str, Any], variant: dict[str, Any]) -> str:
+    """Which process each phase of a variant's measurement comes from."""
+    if "resume" in variant:
+        return ("each resumed cold run is its fresh process's model_load, inputs and cold_forward; the resumed warm "
+                "runs follow the resumption's own model_load, inputs and warm-up in the campaign process")
+    if exp["cold_runs_per_variant"] == 1:
+        return ("each cold run (cold_forward repeat k = cold run k) is its fresh process's model_load, inputs and "
+                "cold_forward; warmup and warm_forward come from the campaign process")
+    return "every phase comes from the campaign process"
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -208,12 +246,14 @@ def rotation(values: list[Any], runs: int) -> list[list[Any]]:
     return [values[i % len(values):] + values[: i % len(values)] for i in range(runs)]
 
 
-def run_sequence(exp: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
+def run_sequence(exp: dict[str, Any], corpora: int = 1) -> list[tuple[dict[str, Any], int]]:
     """The experiment's warm runs in the registered order, as (variant, run index): rotated rounds, or the
-    drawn_sequence registered with order drawn (the k-th time a variant is drawn is its run k)."""
-    variants = exp["variants"]
+    drawn_sequence registered with order drawn (the k-th time a variant is drawn is its run k); each variant's
+    runs under every common seed and on every corpus, resume variants aside."""
+    variants = registered_variants(exp)
     if exp.get("order", "rotated") == "rotated":
-        return [(v, r) for r, order in enumerate(rotation(variants, exp["runs_per_variant"]), start=1) for v in order]
+        return [(v, r) for r, order in enumerate(rotation(variants, attempts(exp, "warm", corpora)), start=1)
+                for v in order]
     by_id, seen = {v["id"]: v for v in variants}, dict.fromkeys((v["id"] for v in variants), 0)
     out = []
     for vid in exp["drawn_sequence"]:

@@ -78,13 +78,13 @@ class Session:
         """The environment a variant's rows and measurement record: with several GPUs, each of them."""
         return lot_environment(self.torch, self.env, lot_devices(self.config.device, st.gpu_count))
 
-    def timed_pass(self, loaded: Loaded, st: Settings, name: str,
-                   repeat: int | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-        """One attempt: on rank 0 alone, or sharded over the lot's GPUs."""
+    def timed_pass(self, loaded: Loaded, st: Settings, corpus: Path, name: str, repeat: int | None,
+                   skip: frozenset[str] = frozenset()) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """One attempt over `corpus` (its texts but those `skip` names, for a resumption): on rank 0 alone, or
+        sharded over the lot's GPUs (never a resumption: `campaign run` resumes on one GPU)."""
         if st.gpu_count > 1 and self.lot is not None:
-            return sharded_phase(self.torch, self.counters, self.lot, name, loaded.model, self.plan.corpus_path, st,
-                                 repeat=repeat)
-        return timed_run(self.torch, self.counters, loaded.model, self.plan.corpus_path, st.batch, name, repeat)
+            return sharded_phase(self.torch, self.counters, self.lot, name, loaded.model, corpus, st, repeat=repeat)
+        return timed_run(self.torch, self.counters, loaded.model, corpus, st.batch, name, repeat, skip)
 
     def warmup(self, loaded: Loaded, st: Settings, iterations: int) -> dict[str, Any]:
         """The registered warm-up, on rank 0 alone or sharded like the runs it prepares."""
@@ -96,17 +96,22 @@ class Session:
 
 
 def corpus_pass(model: BatchModel, corpus_file: Path, batch: int, done: list[tuple[str, str]],
-                limit: int | None = None) -> list[tuple[str, str]]:
-    """The timed chain: read the corpus, then tokenise, transfer, infer, labels on the host, batch by batch."""
+                limit: int | None = None, skip: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """The timed chain: read the corpus, then tokenise, transfer, infer, labels on the host, batch by batch (the
+    texts `skip` names left out: those an interrupted attempt completed before its resumption)."""
     ids, texts = read_corpus(corpus_file, limit)
+    if skip:
+        kept = [(i, t) for i, t in zip(ids, texts, strict=True) if i not in skip]
+        ids, texts = [i for i, _ in kept], [t for _, t in kept]
     return classify(model, ids, texts, batch, done)
 
 
 def timed_run(torch: Any, counters: Any, model: BatchModel, corpus_file: Path, batch: int, name: str,
-               repeat: int | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+              repeat: int | None, skip: frozenset[str] = frozenset()) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """One attempt measured as a phase (synchronised start and stop, baselines, reset and absolute peaks)."""
     done: list[tuple[str, str]] = []
-    row, _ = run_phase(torch, counters, name, lambda: corpus_pass(model, corpus_file, batch, done), repeat=repeat)
+    row, _ = run_phase(torch, counters, name, lambda: corpus_pass(model, corpus_file, batch, done, skip=skip),
+                       repeat=repeat)
     return row, done
 
 

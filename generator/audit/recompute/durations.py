@@ -8,7 +8,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import memory
+from generator.audit.recompute import coldphases, memory
 from generator.audit.recompute.runphases import TOLERANCE_S, parse_utc, seconds
 
 GRID_FIELD = "elapsed_seconds"
@@ -93,6 +93,15 @@ def _row(protocol: Protocol, measurements: dict[str, MeasurementDoc], row: GridR
                                          "dating allows was not measured")]
 
 
+def _per_cold_run(protocol: Protocol, measurements: dict[str, MeasurementDoc], row: GridRow) -> bool:
+    """Whether the row's measurement is of a format that holds every cold run (format 2): one it lacks is then
+    unmeasured, not beyond the format."""
+    exp = protocol.experiment(row.experiment_id) if row.experiment_id is not None else None
+    variant = next((v for v in exp.variants if v.id == row.variant_id), None) if exp is not None else None
+    doc = measurements.get(variant.measurement) if variant is not None and variant.measurement else None
+    return doc is not None and coldphases.per_cold_run(doc)
+
+
 def _unmeasured(grid_file: str, config: str, rows: list[tuple[int, float, str]]) -> Finding:
     """One error per configuration for its durations without a measured phase behind them."""
     shown = "; ".join(f"line {line}: {claimed:g} s, {why}" for line, claimed, why in rows[:3])
@@ -101,21 +110,24 @@ def _unmeasured(grid_file: str, config: str, rows: list[tuple[int, float, str]])
                         f"{len(rows)} elapsed_seconds of {config} are tied to no measured phase ({shown}{more}): "
                         "typed by hand, nothing proves them", line=rows[0][0], field=GRID_FIELD,
                         claimed=rows[0][1], rule="each grid row is tied to a measured phase of its variant's "
-                        "measurement (cold run 1 = cold_forward, warm run r = warm_forward repeat r)",
+                        "measurement (cold run 1 = cold_forward, in format 2 cold run k = cold_forward repeat k; "
+                        "warm run r = warm_forward repeat r)",
                         fix="measure the runs with `gpu-audit campaign run` or `gpu-audit measure run` and link "
                             "each variant to its measurement, one phase per row")
 
 
 def _cold_unmeasured(grid_file: str, config: str, rows: list[tuple[int, float, str]]) -> Finding:
-    """One warning per configuration for its cold runs after the first: a measurement holds one cold_forward."""
+    """One warning per configuration for its cold runs after the first: a format 1 measurement holds one
+    cold_forward."""
     shown = ", ".join(str(line) for line, _, _ in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
     return make_finding("cold-run-unmeasured", Severity.WARNING, grid_file,
                         f"{len(rows)} cold run(s) of {config} after the first (lines {shown}) have no phase in its "
-                        "measurement, which holds one cold_forward: their elapsed_seconds are not proved",
+                        "measurement, whose format (1) holds one cold_forward: their elapsed_seconds are not proved",
                         line=rows[0][0], field=GRID_FIELD, claimed=rows[0][1],
                         rule="a measurement holds the cold_forward of its own fresh process; a cold run after the "
                              "first (another seed's or corpus's) is timed in a process of its own",
-                        fix="keep the fresh process's own measurement of that cold run with the campaign's outputs")
+                        fix="measure the runs again with `gpu-audit campaign run`, whose measurement (format 2) holds "
+                            "each cold run's fresh process")
 
 
 def duration_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc], grid_file: str,
@@ -131,7 +143,8 @@ def duration_findings(protocol: Protocol, measurements: dict[str, MeasurementDoc
         found = _row(protocol, measurements, row, line, grid_file, window)
         if isinstance(found, str):
             config = f"{row.experiment_id}/{row.variant_id}"
-            later_cold = row.phase == "cold" and row.run_index != 1 and not found.startswith("no measurement")
+            later_cold = row.phase == "cold" and row.run_index != 1 and not found.startswith("no measurement") \
+                and not _per_cold_run(protocol, measurements, row)
             (cold if later_cold else unmeasured).setdefault(config, []).append(
                 (line, float(row.elapsed_seconds or 0), found))
         else:

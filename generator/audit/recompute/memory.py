@@ -8,7 +8,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
 from generator.audit.inputs.rows import GridRow
 from generator.audit.readers.grid import row_outcome
-from generator.audit.recompute import runphases
+from generator.audit.recompute import coldphases, runphases
 
 PAIRS = (("baseline_allocated_bytes", "baseline_reserved_bytes"), ("final_allocated_bytes", "final_reserved_bytes"),
          ("peak_allocated_bytes", "peak_reserved_bytes"))
@@ -64,7 +64,9 @@ def check_measurement(doc: MeasurementDoc, file: str, resumptions: bool = False)
     # expected order. Any other record (no failure, a failed warm run, warm rows written) has them all, once each.
     ended_early = failed_at is not None and phases[failed_at].phase != "warm_forward" \
         and "warm_forward" not in names
-    if head != expected and not (ended_early and head == expected[:len(head)]):
+    if coldphases.per_cold_run(doc):
+        out.extend(coldphases.order_findings(doc, file, resumptions))
+    elif head != expected and not (ended_early and head == expected[:len(head)]):
         out.append(make_finding("phase-order", E, file, f"phases are {head}, expected {expected} "
                                 "then one warm_forward per repeat", field="/phases", claimed=head,
                                 recomputed=expected,
@@ -120,10 +122,11 @@ def _warm_rows_after_failure(phases: tuple[Phase, ...], failed_at: int, warm: li
 
 
 def phase_for_row(doc: MeasurementDoc, phase: str, run_index: int) -> Phase | None:
-    """The measurement phase describing a grid row: cold_forward for cold run 1, warm_forward repeat r for warm r."""
+    """The measurement phase describing a grid row: cold_forward for cold run 1 (format 2: cold_forward repeat k
+    for cold run k), warm_forward repeat r for warm r."""
+    if phase == "cold":
+        return coldphases.cold_phase(doc, run_index)
     for p in doc.phases:
-        if phase == "cold" and run_index == 1 and p.phase == "cold_forward":
-            return p
         if phase == "warm" and p.phase == "warm_forward" and p.repeat == run_index:
             return p
     return None

@@ -30,6 +30,7 @@ class Dated:
     phase: Phase
     start: datetime
     end: datetime
+    process: int = 0  # a format 2 file's cold runs are processes of their own, in file order (coldphases.processes)
 
     @property
     def run(self) -> str:
@@ -38,10 +39,10 @@ class Dated:
         return str(self.phase.phase) + (f" repeat {repeat}" if repeat else "")
 
     @property
-    def rank(self) -> tuple[int, int]:
+    def rank(self) -> tuple[int, int, int]:
         name = self.phase.phase
         repeat = self.phase.repeat
-        return (PHASE_ORDER.index(name) if name in PHASE_ORDER else len(PHASE_ORDER),
+        return (self.process, PHASE_ORDER.index(name) if name in PHASE_ORDER else len(PHASE_ORDER),
                 repeat if isinstance(repeat, int) else 0)
 
 

@@ -8,7 +8,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.measurement import MeasurementDoc, Phase
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import durations, instants, memory, runorder, runphases
+from generator.audit.recompute import coldphases, durations, instants, memory, runorder, runphases
 from generator.audit.recompute.runphases import parse_utc
 from generator.core.errors import UsageError
 
@@ -155,7 +155,9 @@ def _cross_checks(protocol: Protocol, measurements: dict[str, MeasurementDoc],
                   timed: list[tuple[str, int, Phase]]) -> list[Finding]:
     """All or none of a file's phases dated, in their order, no two runs at once on a device, the registered
     order of the warm runs."""
-    dated = [runphases.Dated(file, i, p, start, end) for file, i, p in timed
+    process = {file: coldphases.processes(doc) for file, doc in measurements.items()}
+    dated = [runphases.Dated(file, i, p, start, end, process[file][i] if file in process else 0)
+             for file, i, p in timed
              if (start := parse_utc(p.started_at)) is not None
              and (end := parse_utc(p.ended_at)) is not None and start <= end]
     by_file: dict[str, list[runphases.Dated]] = {}

@@ -11,7 +11,7 @@ from generator import __version__
 from generator.core.metrics import compute_metric, quality_rule_holds
 from generator.core.resources import published_tariffs
 from generator.core.safefiles import write_new_file
-from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan, Settings, read_corpus
+from generator.gpu.campaign_inputs import BatchModel, CampaignConfig, Plan, Settings, experiment_rental, read_corpus
 
 WARMUP_TEXTS = 64
 CPU_NOTE = "TEST-ONLY CPU run (--allow-cpu-for-tests): not a GPU measurement, no memory counters"
@@ -111,7 +111,7 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
     notes of its own (run order, truncation, precision)."""
     cells = _assess(plan, done)
     failed = row["status"] != "ok"
-    gpu = config.device != "cpu"
+    gpu, rented = config.device != "cpu", experiment_rental(plan.protocol, exp)
     return {
         "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": plan.corpus_revision,
         "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": settings.seed,
@@ -125,8 +125,8 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
         "elapsed_seconds": None if failed or row["elapsed_seconds"] is None else round(row["elapsed_seconds"], 6),
         **{k: row[k] for k in ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
                                "peak_reserved_bytes")},
-        "duration_days": _periods(exp["rental"])[0], "lots": exp["rental"]["lots"],
-        "package_total_usd_minor": _package_total(exp["rental"]), "accepted_unique_corpora": None,
+        "duration_days": _periods(rented)[0], "lots": rented["lots"],
+        "package_total_usd_minor": _package_total(rented), "accepted_unique_corpora": None,
         "notes": _notes(plan, config, phase, row, len(done), extra),
         "_outcome": "ok" if not failed else ("oom" if (row["error"] or "").startswith("out of memory") else "failed"),
     }

@@ -104,6 +104,35 @@ def test_existing_out_refused(tiny: dict[str, Path], run_cli: Any, tmp_path: Pat
     assert r.code == 2 and "already exists" in r.err
 
 
+def _shared_rental(tiny: dict[str, Path], folder: Path, named: str) -> Path:
+    """The tiny protocol with its experiment's rental listed in `rentals` and named by its id (#49 item 3)."""
+    protocol = json.loads(tiny["protocol"].read_text(encoding="utf-8"))
+    protocol["rentals"] = [{"id": "h200-week", **protocol["experiments"][0]["rental"]}]
+    protocol["experiments"][0]["rental"] = named
+    (folder / "protocol.json").write_text(json.dumps(protocol), encoding="utf-8")
+    return folder / "protocol.json"
+
+
+def test_an_unknown_shared_rental_is_refused_before_any_work(tiny: dict[str, Path], run_cli: Any,
+                                                              tmp_path: Path) -> None:
+    r = run_cli("campaign", "run", str(_shared_rental(tiny, tmp_path, "h200-wek")), "--model", str(tiny["model"]),
+                "--corpus", str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out",
+                str(tmp_path / "camp"))
+    assert r.code == 2 and "rental 'h200-wek'" in r.err and "'h200-week'" in r.err, r.err
+    assert not (tmp_path / "camp").exists()
+
+
+def test_a_shared_rental_runs_and_its_rows_name_its_package(tiny: dict[str, Path], run_cli: Any,
+                                                            tmp_path: Path) -> None:
+    out = tmp_path / "camp"
+    r = run_cli("campaign", "run", str(_shared_rental(tiny, tmp_path, "h200-week")), "--model", str(tiny["model"]),
+                "--corpus", str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out", str(out))
+    assert r.code == 0, r.err
+    assert errors(out) == []
+    with (out / "resultats-bruts.csv").open(encoding="utf-8", newline="") as fh:
+        assert {(row["duration_days"], row["lots"]) for row in csv.DictReader(fh)} == {("7", "1")}
+
+
 def test_cpu_end_to_end_passes_check(tiny: dict[str, Path], run_cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "camp"
     r = run_cli("campaign", "run", str(tiny["protocol"]), "--model", str(tiny["model"]), "--corpus",

@@ -29,6 +29,7 @@ from seed_rules_origin import RULES as ORIGIN_RULES
 from seed_rules_outcomes import RULES as OUTCOME_RULES
 from seed_rules_prices import RULES as PRICE_RULES
 from seed_rules_protocol import RULES as PROTOCOL_RULES
+from seed_rules_rentals import RULES as RENTAL_RULES
 from seed_rules_runs import RULES as RUN_RULES
 from seed_rules_runs34 import RULES as RUNS34_RULES
 from seed_rules_seal import RULES as SEAL_RULES
@@ -43,10 +44,11 @@ from generator.audit.findings import Finding
 # seed_rules_runs34: issue 34's input order, set-up time and resumes; seed_rules_evidence: issue 47's;
 # seed_rules_measured: issue 47 item 1's (measured evidence is required for an answer); seed_rules_origin: item 4's
 # reference origin; seed_rules_incidents: item 4's reproduction target by default and incidents explained;
-# seed_rules_seal: issue 48's; seed_rules_stamps: issue 49 item 6's (time stamps with offsets)
+# seed_rules_seal: issue 48's; seed_rules_stamps: issue 49 item 6's (time stamps with offsets); seed_rules_rentals:
+# issue 49 item 3's shared rentals
 SEED_RULES = [*FIRST_RULES, *RUN_RULES, *OUTCOME_RULES, *WORK_RULES, *MESSAGE_RULES, *PRICE_RULES, *PROTOCOL_RULES,
               *SUBGROUP_RULES, *RUNS34_RULES, *CORPORA_RULES, *EVIDENCE_RULES, *MEASURED_RULES, *ORIGIN_RULES,
-              *INCIDENT_RULES, *SEAL_RULES, *STAMP_RULES]
+              *INCIDENT_RULES, *SEAL_RULES, *STAMP_RULES, *RENTAL_RULES]
 
 
 def _copy(tmp_path: Path, setup: str) -> Path:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 SHARED_ROLES = {"expected_ids": "expected_ids", "reference": "reference", "tariffs": "tariffs",
                 "raw_results": "grid"}
 _EXPERIMENT_FIELD = re.compile(r"^/experiments/([^/]+)(?:/variants/([^/]+))?")
+_RENTAL_FIELD = re.compile(r"^/rentals/([0-9]+)(?:/|$)")
 
 
 @dataclass
@@ -86,6 +87,16 @@ def _experiment_configs(protocol: Protocol, match: re.Match[str]) -> tuple[str, 
     return tuple(f"{exp.id}/{v.id}" for v in variants)
 
 
+def _rental_configs(protocol: Protocol, field: str) -> tuple[str, ...] | None:
+    """The configurations a field under /rentals/N concerns: those of the experiments run in that rental."""
+    match = _RENTAL_FIELD.match(field)
+    listed = protocol.rentals or ()
+    if match is None or int(match.group(1)) >= len(listed):
+        return None
+    rid = listed[int(match.group(1))].id
+    return tuple(f"{e.id}/{v.id}" for e in protocol.experiments if e.rental.id == rid for v in e.variants) or None
+
+
 def _attribute_one(f: Finding, owners: Owners) -> Finding:
     if f.configurations or f.shared_input:
         return f  # attributed where it was made
@@ -101,6 +112,7 @@ def _attribute_one(f: Finding, owners: Owners) -> Finding:
     if f.file == PROTOCOL_FILE:
         match = _EXPERIMENT_FIELD.match(f.field or "")
         configs = _experiment_configs(owners.protocol, match) if match and owners.protocol else None
+        configs = configs or (_rental_configs(owners.protocol, f.field or "") if owners.protocol else None)
         return replace(f, configurations=configs) if configs else replace(f, shared_input="protocol")
     for role, shared in SHARED_ROLES.items():
         if f.file == files.get(role):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.audit import names
+from generator.audit import names, rentals
 from generator.audit.campaign import (
     DEFAULT_FILES,
     PROTOCOL_FILE,
@@ -122,7 +122,9 @@ def _load_protocol(folder: CampaignFolder) -> CampaignInputs:
     if path is not None:
         doc = read_document(path, PROTOCOL_FILE, "protocol")
         inputs.load_findings["protocol"].extend(doc.findings)
-        if doc.ok:
+        named = rentals.reference_findings(as_object(doc.data)) if doc.ok else []
+        inputs.load_findings["protocol"].extend(named)  # a rental name that resolves to none or two: not built
+        if doc.ok and not named:
             inputs.protocol = Protocol.of(as_object(doc.data))
         if inputs.protocol:
             inputs.files.update(inputs.protocol.files.as_map())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from generator.audit import rentals
 from generator.audit.campaign import DEFAULT_FILES, CampaignFolder, template_example
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import Protocol
@@ -113,27 +114,28 @@ def check_measurement_links(protocol: Protocol, file: str, out: list[Finding]) -
 
 
 def check_rentals(protocol: Protocol, file: str, out: list[Finding]) -> None:
-    """A rental that lists its consecutive periods and also gives duration_days names the first period there; its
-    article IDs, if any, are one per package."""
-    for i, exp in enumerate(protocol.experiments):
-        rental = exp.rental
+    """Each rental once (a shared one at its entry in `rentals`): one that lists its consecutive periods and also
+    gives duration_days names the first period there; its article IDs, if any, are one per package; and a rental
+    of `rentals` is named by an experiment (generator.audit.rentals)."""
+    for where, rental, users in rentals.listed_rentals(protocol):
+        who = f"the rental {rental.id!r}" if rental.id is not None else f"experiment {users[0].id!r}"
         written = rental.written_duration_days
         if len(rental.periods) > 1 and written is not None and written != rental.periods[0]:
             out.append(make_finding(
-                "rental-periods-mismatch", Severity.ERROR, file, f"experiment {exp.id!r} rents the periods "
-                f"{rental.label} days but gives duration_days {written}",
-                field=f"/experiments/{i}/rental/duration_days",
+                "rental-periods-mismatch", Severity.ERROR, file, f"{who} rents the periods "
+                f"{rental.label} days but gives duration_days {written}", field=f"{where}/duration_days",
                 claimed=written, recomputed=rental.periods[0],
                 rule="duration_days is the first of the periods; the committed package is all of them",
                 fix=f"write duration_days {rental.periods[0]}, or leave it out and keep periods"))
         articles = rental.article_ids
         if articles is not None and len(articles) != len(rental.periods):
             out.append(make_finding(
-                "rental-article-ids-mismatch", Severity.ERROR, file, f"experiment {exp.id!r} rents "
+                "rental-article-ids-mismatch", Severity.ERROR, file, f"{who} rents "
                 f"{len(rental.periods)} package(s) ({rental.label} days) but lists {len(articles)} article ID(s)",
-                field=f"/experiments/{i}/rental/article_ids", claimed=len(articles), recomputed=len(rental.periods),
+                field=f"{where}/article_ids", claimed=len(articles), recomputed=len(rental.periods),
                 rule="the provider's article IDs name the packages one by one, in order",
                 fix=f"list {len(rental.periods)} article ID(s), one per package in order, or leave article_ids out"))
+    out.extend(rentals.use_findings(protocol))
 
 
 _RESUME_RULE = ("a resume setting is a variant of its own, resuming the interrupted attempts of another variant of "

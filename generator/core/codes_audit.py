@@ -111,8 +111,14 @@ AUDIT: tuple[Code, ...] = (
          "package was needed"),
     Code("rental-article-ids-mismatch", E, C, "a rental's provider article IDs are one per package, in order",
          "list one article ID per package, or leave article_ids out"),
+    Code("rental-id-duplicate", E, S, "each rental of the protocol's `rentals` has its own id",
+         "give each rental its own id, and name it in the experiments that ran in it"),
     Code("rental-periods-mismatch", E, C, "a rental that lists its periods names the first of them as "
          "duration_days, if it gives duration_days at all", "write the first period as duration_days, or leave it out"),
+    Code("rental-unknown", E, S, "an experiment's rental is its own or the id of a rental listed in `rentals`",
+         "list the rental in `rentals` with that id, or correct the name"),
+    Code("rental-unused", W, S, "every rental listed in `rentals` is named by the experiments that ran in it",
+         "name it in the experiments that ran in it, or remove it"),
     Code("reproduction-not-identical", E, C, "with the target identical, every warm run of a configuration writes "
          "the same prediction file", "find what makes the runs differ, or register the target they can meet"),
     Code("reproduction-beyond-bound", E, C, "with the target bounded, the metric's spread across a configuration's "

@@ -219,6 +219,7 @@ def make_plan(config: CampaignConfig) -> Plan:
     first = corpora[0]
     for exp in exps:
         _check_experiment(exp, fixed, len(corpora))
+        experiment_rental(protocol, exp)  # a shared rental's id names one the protocol lists
     plan = Plan(protocol=protocol, protocol_bytes=raw, corpus_path=first.path, corpus_revision=first.revision,
                 ids=first.ids, reference=first.reference, classes=classes, experiments=exps,
                 subgroups=_subgroups(protocol, config.corpus, set(first.ids)), corpora=corpora)
@@ -378,3 +379,15 @@ def campaign_environment(config: CampaignConfig) -> tuple[Any, dict[str, Any]]:
                                       "Nothing runs on the CPU instead, and no file was written")
     return torch, env
 
+
+def experiment_rental(protocol: dict[str, Any], exp: dict[str, Any]) -> dict[str, Any]:
+    """The experiment's rental: its own (an object), or the one of the protocol's `rentals` whose id it names."""
+    named = exp.get("rental")
+    if isinstance(named, dict):
+        return named
+    listed = [r for r in protocol.get("rentals") or [] if isinstance(r, dict) and r.get("id") == named]
+    if len(listed) != 1:
+        ids = ", ".join(repr(r.get("id")) for r in protocol.get("rentals") or [] if isinstance(r, dict)) or "none"
+        raise UsageError(f"experiment {exp.get('id')!r}: rental {named!r} names no single rental of the protocol's "
+                         f"rentals (listed: {ids}); list it there with that id, or write the experiment's own rental")
+    return listed[0]

@@ -18,6 +18,7 @@ from generator.gpu.campaign_inputs import (
     Plan,
     Settings,
     attempts,
+    experiment_rental,
     read_corpus,
     registered_variants,
 )
@@ -130,7 +131,7 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
     resumes (<variant>/<phase>/<run_index>) and how."""
     cells = _assess(plan, corpus, done)
     failed = row["status"] != "ok"
-    gpu = config.device != "cpu"
+    gpu, rented = config.device != "cpu", experiment_rental(plan.protocol, exp)
     return {
         "experiment_id": exp["id"], "variant_id": variant["id"], "corpus_revision": corpus.revision,
         "model_revision": model.revision, "tokenizer_revision": model.tokenizer_revision, "seed": settings.seed,
@@ -144,8 +145,8 @@ def grid_row(plan: Plan, config: CampaignConfig, env: dict[str, Any], model: Bat
         "elapsed_seconds": None if failed or row["elapsed_seconds"] is None else round(row["elapsed_seconds"], 6),
         **{k: row[k] for k in ("baseline_allocated_bytes", "baseline_reserved_bytes", "peak_allocated_bytes",
                                "peak_reserved_bytes")},
-        "duration_days": _periods(exp["rental"])[0], "lots": exp["rental"]["lots"],
-        "package_total_usd_minor": _package_total(exp["rental"]), "accepted_unique_corpora": None,
+        "duration_days": _periods(rented)[0], "lots": rented["lots"],
+        "package_total_usd_minor": _package_total(rented), "accepted_unique_corpora": None,
         "notes": _notes(plan, config, phase, row, len(done), extra, resumed),
         "_outcome": "ok" if not failed else ("oom" if (row["error"] or "").startswith("out of memory") else "failed"),
     }

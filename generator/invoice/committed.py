@@ -2,8 +2,9 @@
 
 decision.json's experiments[].package gives each experiment's packages: the GPU slug and the tariffs' model
 name, the days (one package, or consecutive `periods`, each billed on a line of its own), the lots, the price
-per lot and the provider's article IDs the protocol registered (one per package, in order). Experiments that
-rent the same GPU for the same days are one package of their lots together.
+per lot and the provider's article IDs the protocol registered (one per package, in order). Experiments run in
+one shared rental (the same `package.rental`) are that one rental, counted once; rentals of the same GPU for the
+same days are one package of their lots together.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ CURRENCY = "USD"  # the tariffs' currency: every amount of a decision is in US c
 
 @dataclass(frozen=True)
 class Committed:
-    """A package the decision committed: GPU and duration, lots (summed over experiments renting the same
-    package, each experiment once), price per lot and GPUs per lot from the tariffs, the committed total."""
+    """A package the decision committed: GPU and duration, lots (summed over the rentals of the same package,
+    each rental once, whatever the number of experiments run in it), price per lot and GPUs per lot from the
+    tariffs, the committed total, and the experiments run in it."""
 
     gpu: str
     days: int
@@ -61,15 +63,25 @@ def _article(package: dict[str, Any], index: int) -> list[str]:
     return [str(ids[index])] if isinstance(ids, list) and index < len(ids) else []
 
 
-def committed_packages(decision: dict[str, Any]) -> list[Committed]:
-    """The packages of the decision's experiments, those renting the same GPU and duration as one."""
-    grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
+def _rentals(decision: dict[str, Any]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Each rental once with the experiments run in it: a shared rental (`package.rental`) is the package of every
+    experiment naming it, counted once; an experiment's own rental is its package."""
+    out: dict[tuple[str, str], tuple[dict[str, Any], list[str]]] = {}
     for e in decision.get("experiments") or []:
         p = e["package"]
+        key = ("rental", str(p["rental"])) if p.get("rental") is not None else ("experiment", str(e["id"]))
+        out.setdefault(key, (p, []))[1].append(str(e["id"]))
+    return list(out.values())
+
+
+def committed_packages(decision: dict[str, Any]) -> list[Committed]:
+    """The packages of the decision's rentals, each rental once, those renting the same GPU and duration as one."""
+    grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for p, experiments in _rentals(decision):
         # Consecutive packages (a rental's periods) are billed one line each: one committed package per period.
         for index, part in enumerate(p.get("periods") or [p]):
             grouped.setdefault((p["gpu"], part["duration_days"]), []).append(
-                {**p, **part, "lots": p["lots"], "experiment": e["id"], "articles": _article(p, index)})
+                {**p, **part, "lots": p["lots"], "experiments": experiments, "articles": _article(p, index)})
     out = []
     for (gpu, days), packages in grouped.items():
         lots = sum(int(p["lots"]) for p in packages)
@@ -79,7 +91,7 @@ def committed_packages(decision: dict[str, Any]) -> list[Committed]:
         out.append(Committed(gpu=gpu, days=days, lots=lots, price_per_lot_usd_minor=price,
                              gpus_per_lot=packages[0].get("gpus_per_lot"),
                              total_usd_minor=sum(priced) if len(priced) == len(totals) else None,
-                             experiments=tuple(dict.fromkeys(p["experiment"] for p in packages)),
+                             experiments=tuple(dict.fromkeys(x for p in packages for x in p["experiments"])),
                              price_source=packages[0].get("price_source"),
                              price_source_detail=packages[0].get("price_source_detail"),
                              model_name=packages[0].get("model_name"),

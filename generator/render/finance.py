@@ -28,8 +28,9 @@ RENDERED = Signature("render")
 
 @dataclass(frozen=True)
 class RentedPackage:
-    """A rented package (one per experiment: its configurations share it, so it counts once), with the GPUs its
-    lots hold, the most any of its runs used and the configurations run on it."""
+    """A rented package (one per rental: the experiments run in it and their configurations share it, so it
+    counts once), with the GPUs its lots hold, the most any of its runs used and the configurations run on it.
+    `experiment` is the first experiment run in it; `rental` the shared rental's id (None for an experiment's own)."""
 
     experiment: str
     package: Package
@@ -37,6 +38,8 @@ class RentedPackage:
     gpus_used: int | None
     idle_gpus: int
     configurations: list[str]
+    rental: str | None = None
+    experiments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,27 +83,32 @@ class Exclusion:
 
 
 def packages(decision: DecisionDocument) -> list[RentedPackage]:
-    """One entry per rented package (one per experiment: its configurations share it, so it counts once),
-    with the GPUs the lots hold and the most any of its runs used."""
+    """One entry per rented package (one per rental: an experiment's own, or a shared one that several ran in;
+    their configurations share it, so it counts once), with the GPUs the lots hold and the most any of its runs
+    used."""
     configs = decision.configurations
-    rows = []
+    rentals: dict[str, list[str]] = {}
     for e in decision.experiments:
-        p = e.package
-        used = [environment_value(c, "gpu_count") for c in configs if c.experiment_id == e.id]
-        counted = [n for n in used if isinstance(n, int)]
+        rentals.setdefault(f"rental {e.package.rental}" if e.package.rental is not None else f"experiment {e.id}",
+                           []).append(e.id)
+    rows = []
+    for ids in rentals.values():
+        p = next(e.package for e in decision.experiments if e.id == ids[0])
+        run = [c for c in configs if c.experiment_id in ids]
+        counted = [n for n in (environment_value(c, "gpu_count") for c in run) if isinstance(n, int)]
         paid = p.gpus if isinstance(p.gpus, int) else None
         most_used = max(counted) if counted else None
-        rows.append(RentedPackage(e.id, p, paid, most_used,
+        rows.append(RentedPackage(ids[0], p, paid, most_used,
                                   paid - most_used if paid is not None and most_used is not None
                                   and most_used < paid else 0,
-                                  [c.id for c in configs if c.experiment_id == e.id]))
+                                  [c.id for c in run], p.rental, tuple(ids)))
     return rows
 
 
 def campaign_total(rows: list[RentedPackage]) -> CampaignTotal:
     """The campaign's committed spend: the sum of its packages' totals, each counted once; undefined (with the
     packages that lack a price) when any package has no price."""
-    unpriced = [r.experiment for r in rows if r.package.total_usd_minor is None]
+    unpriced = [e for r in rows if r.package.total_usd_minor is None for e in r.experiments or (r.experiment,)]
     if unpriced or not rows:
         return CampaignTotal(None, unpriced, len(rows))
     return CampaignTotal(sum(int(r.package.total_usd_minor or 0) for r in rows), [], len(rows))

@@ -98,6 +98,7 @@ class NoteView:
     language: str
     signature: Signature
     packages: list[RentedPackage]
+    package_of: dict[str, RentedPackage]  # each experiment's package, by experiment id
     chosen_package: RentedPackage | None
     total: CampaignTotal
     unpriced_gpus: list[str]
@@ -315,8 +316,8 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
     notes = _notes(configs)
     return NoteView(
         bundle_id=decision.bundle_id, language=HTML_LANGUAGE.get(language, language), signature=signature,
-        packages=rented,
-        chosen_package=next((p for p in rented if answer and by_id[answer].experiment_id == p.experiment), None),
+        packages=rented, package_of={e: p for p in rented for e in p.experiments},
+        chosen_package=next((p for p in rented if answer and by_id[answer].experiment_id in p.experiments), None),
         total=finance.campaign_total(rented), unpriced_gpus=finance.unpriced_gpus(d),
         exclusions=finance.exclusions(configs), tail_groups=finance.tail_groups(configs),
         memory_peaks=_memory_peaks(configs), timezone=d.window.timezone if d.window else None,

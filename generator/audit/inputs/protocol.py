@@ -124,6 +124,9 @@ class Rental:
     # The provider's article IDs of the packages, one per package in order (known when they are booked): an
     # invoice line whose seller's item ID is one of them bills that package. None when the protocol gives none.
     article_ids: tuple[str, ...] | None = None
+    # The id of a rental of the protocol's `rentals`, which several experiments may name; None for an experiment's
+    # own rental (written inline), which only that experiment runs in.
+    id: str | None = None
 
     @classmethod
     def of(cls, data: JsonObject) -> Rental:
@@ -131,7 +134,7 @@ class Rental:
         listed, articles = data.get("periods"), data.get("article_ids")
         periods = tuple(as_int(p) for p in listed) if isinstance(listed, list) and listed else (as_int(written),)
         return cls(as_str(data["gpu"]), periods[0], as_int(data["lots"]), periods, written,
-                   None if articles is None else as_strs(articles))
+                   None if articles is None else as_strs(articles), opt_str(data.get("id")))
 
     @property
     def total_days(self) -> int:
@@ -163,14 +166,23 @@ class ExperimentSpec:
     # The further corpora's revisions (protocol corpora): every variant processes them too, after the first.
     further_corpora: tuple[str, ...] = ()
 
+    @property
+    def rental_key(self) -> str:
+        """What the experiment's package is counted by: its shared rental's id, else its own id (one per rental)."""
+        return f"rental {self.rental.id}" if self.rental.id is not None else f"experiment {self.id}"
+
     @classmethod
-    def of(cls, data: JsonObject, further_corpora: tuple[str, ...] = ()) -> ExperimentSpec:
-        drawn, seeds = data.get("drawn_sequence"), data.get("seeds")
+    def of(cls, data: JsonObject, further_corpora: tuple[str, ...] = (),
+           rentals: dict[str, Rental] | None = None) -> ExperimentSpec:
+        """The experiment of a schema-valid document; a `rental` that names a shared rental gets that rental (a
+        KeyError when `rentals` lacks it: generator.audit.rentals finds that first)."""
+        drawn, seeds, rental = data.get("drawn_sequence"), data.get("seeds"), data["rental"]
         return cls(as_str(data["id"]), opt_str(data.get("description")), as_str(data["variable"]),
                    tuple(Variant.of(v) for v in as_objects(data["variants"])), Fixed.of(as_object(data["fixed"])),
                    as_int(data["runs_per_variant"]), as_int(data["cold_runs_per_variant"]),
                    opt_str(data.get("order")), None if drawn is None else as_strs(drawn),
-                   Warmup.of(as_object(data["warmup"])), Rental.of(as_object(data["rental"])),
+                   Warmup.of(as_object(data["warmup"])),
+                   (rentals or {})[rental] if isinstance(rental, str) else Rental.of(as_object(rental)),
                    tuple(as_int(s) for s in seeds) if isinstance(seeds, list) else None, further_corpora)
 
     def attempts(self, phase: str) -> int:
@@ -261,6 +273,7 @@ class Protocol:
     other_expenses: tuple[Expense, ...] | None = None
     splits: tuple[Split, ...] | None = None
     corpora: tuple[FurtherCorpus, ...] | None = None  # the corpora beside `corpus`, when the work is several
+    rentals: tuple[Rental, ...] | None = None  # the rentals several experiments may run in, each with its id
 
     @classmethod
     def of(cls, data: JsonObject) -> Protocol:
@@ -270,6 +283,8 @@ class Protocol:
             raise TypeError("synthetic_data is a boolean")
         exclusions, spent, splits = data.get("exclusions"), data.get("other_expenses"), data.get("splits")
         further = tuple(FurtherCorpus.of(c) for c in as_objects(data["corpora"])) if "corpora" in data else None
+        shared = tuple(Rental.of(r) for r in as_objects(data["rentals"])) if "rentals" in data else None
+        by_id = {r.id: r for r in reversed(shared or ()) if r.id is not None}  # the first of an id (a finding)
         w, f, o = as_object(data["window"]), as_object(data["files"]), as_object(data["output_format"])
         return cls(
             as_str(data["schema_version"]), as_str(data["title"]), as_str(data["question"]), as_str(data["scenario"]),
@@ -279,14 +294,14 @@ class Protocol:
             Corpus.of(as_object(data["corpus"])), as_strs(data["classes"]),
             OutputFormat(as_strs(o["columns"]), as_str(o["encoding"]), as_str(o["delimiter"])),
             Quality.of(as_object(data["quality"])),
-            tuple(ExperimentSpec.of(e, tuple(c.revision for c in further or ()))
+            tuple(ExperimentSpec.of(e, tuple(c.revision for c in further or ()), by_id)
                   for e in as_objects(data["experiments"])),
             Timer.of(as_object(data["timer"])),
             WindowSpec(as_str(w["start"]), as_str(w["end"]), as_str(w["timezone"])), as_str(data["deadline"]),
             Files(as_str(f["expected_ids"]), as_str(f["reference"]), as_str(f["raw_results"]), as_str(f["tariffs"]),
                   as_str(f["predictions"]), opt_str(f.get("lab_manifest"))),
             None if spent is None else tuple(Expense.of(e) for e in as_objects(spent)),
-            None if splits is None else tuple(Split.of(s) for s in as_objects(splits)), further)
+            None if splits is None else tuple(Split.of(s) for s in as_objects(splits)), further, shared)
 
     def id_files(self) -> list[tuple[str, str, str]]:
         """The files named beside `files`: each split's and each subgroup's IDs, each further corpus's expected IDs and
@@ -305,3 +320,14 @@ class Protocol:
 
     def experiment(self, experiment_id: str) -> ExperimentSpec | None:
         return next((e for e in self.experiments if e.id == experiment_id), None)
+
+    def rental_field(self, exp: ExperimentSpec) -> str:
+        """The protocol field of an experiment's rental: its shared rental's entry in `rentals`, or its own."""
+        index = next((i for i, r in enumerate(self.rentals or ()) if r.id is not None and r.id == exp.rental.id), None)
+        if index is not None:
+            return f"/rentals/{index}"
+        return f"/experiments/{self.experiments.index(exp)}/rental"
+
+    def sharing(self, exp: ExperimentSpec) -> tuple[ExperimentSpec, ...]:
+        """The experiments run in the rental of `exp` (itself included), in the order registered."""
+        return tuple(e for e in self.experiments if e.rental_key == exp.rental_key)

@@ -310,12 +310,16 @@ def _experiment(ctx: _Context, exp: ExperimentSpec, exp_rows: list[Row],
     ctx.findings.extend(comparability.check_experiment(exp, [(r, ln) for _, r, ln in exp_rows], ctx.grid_file))
     ctx.findings.extend(corpora.count_findings(ctx.protocol, exp, [(r, ln) for _, r, ln in exp_rows], ctx.grid_file))
     rented, priced = price_package(exp, exp_rows, window, ctx.tariffs, ctx.grid_file, ctx.tariffs_file,
-                                   ctx.proof, ctx.window_hours)
-    # What the package says of the price (no tariff, an illustrative one) and of its length concerns this
-    # experiment's configurations.
-    ids = tuple(f"{exp.id}/{v.id}" for v in exp.variants)
+                                   ctx.proof, ctx.window_hours,
+                                   ctx.protocol.rental_field(exp) if exp.rental.id is not None else None)
+    # What the package says of the price (no tariff, an illustrative one) and of its length concerns the
+    # configurations of every experiment run in it: said once, with the first of them (its rows' findings apart).
+    sharing = ctx.protocol.sharing(exp)
+    ids = tuple(f"{e.id}/{v.id}" for e in sharing for v in e.variants)
+    once = [f for f in priced if f.line is not None or sharing[0].id == exp.id]
     ctx.findings.extend(replace(f, configurations=ids) if (f.file == ctx.tariffs_file and f.line is None)
-                        or f.code == "package-longer-than-needed" else f for f in priced)
+                        or f.code in ("package-longer-than-needed", "package-does-not-cover-window") else f
+                        for f in once)
     plans, found = resumes.plans(exp, exp_rows, ctx.measurements, ctx.grid_file)
     ctx.findings.extend(found)
     configs = [_configuration(ctx, exp, v, [t for t in exp_rows if t[1].variant_id in (v.id, *_base(v))], rented,

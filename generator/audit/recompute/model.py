@@ -28,7 +28,7 @@ from generator.audit.recompute.runcells import (
     SeedRuns,
     Timing,
 )
-from generator.audit.recompute.spend import PackagePeriod
+from generator.audit.recompute.spend import PackagePeriod, SharedRental
 from generator.audit.recompute.subgroups import SubgroupSummary
 from generator.core.jsonvalue import JsonScalar
 
@@ -100,6 +100,9 @@ class Package(JsonRecord):
     needed_total_usd_minor: int | None = field(metadata=OMIT_IF_NONE)
     # The provider's article IDs of the packages, one per package in order (the protocol's rental.article_ids).
     article_ids: tuple[str, ...] | None = field(metadata=OMIT_IF_NONE)
+    # The id of the protocol's shared rental the experiment ran in (`rentals`): experiments naming one id share
+    # this one package, counted and billed once. Absent for an experiment's own rental.
+    rental: str | None = field(default=None, metadata=OMIT_IF_NONE)
 
 
 @dataclass(frozen=True)
@@ -298,6 +301,7 @@ class CampaignSummary(JsonRecord):
     corpora: tuple[FurtherCorpus, ...] | None = field(default=None, metadata=OMIT_IF_NONE)  # beside `corpus`
     # Each corpus's content fingerprint, the first corpus first (absent in decisions made before it existed).
     fingerprints: tuple[CorpusFingerprint, ...] | None = field(default=None, metadata=OMIT_IF_NONE)
+    rentals: tuple[SharedRental, ...] | None = field(default=None, metadata=OMIT_IF_NONE)  # the protocol's `rentals`
 
     @classmethod
     def of(cls, protocol: Protocol, fingerprints: tuple[CorpusFingerprint, ...] | None = None) -> CampaignSummary:
@@ -308,7 +312,9 @@ class CampaignSummary(JsonRecord):
                    protocol.synthetic_data, protocol.corpus, list(protocol.classes), protocol.timer,
                    protocol.notes if protocol.notes is not None else "",
                    protocol.language if protocol.language is not None else "en",
-                   spent or None, protocol.corpora or None, fingerprints)
+                   spent or None, protocol.corpora or None, fingerprints,
+                   tuple(SharedRental(r.id, tuple(e.id for e in protocol.experiments if e.rental.id == r.id))
+                         for r in protocol.rentals if r.id is not None) if protocol.rentals else None)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def covers_window(window: Window, days: int, hours: Decimal | None = None) -> bo
 
 
 def _coverage_findings(out: list[Finding], files: _Files, exp: ExperimentSpec, rows: list[Row],
-                       window: Window, hours: Decimal | None) -> bool:
+                       window: Window, hours: Decimal | None, where: str) -> bool:
     """Whether the registered packages cover the window; they and every row's package that does not are findings."""
     rental = exp.rental
     covers = covers_window(window, rental.total_days, hours)
@@ -50,7 +50,7 @@ def _coverage_findings(out: list[Finding], files: _Files, exp: ExperimentSpec, r
         out.append(make_finding(
             "package-does-not-cover-window", E, "protocol.json", f"the {rental.label}-day package "
             f"({rental.total_days * 24} h) does not cover the {window.hours} h window",
-            field=f"/experiments/{exp.id}/rental", claimed=rental.total_days,
+            field=where, claimed=rental.total_days,
             recomputed=window.smallest_covering_days, rule="the package must cover the whole campaign window",
             fix="rent a package that covers the window, or budget the extra periods"))
     if len(rental.periods) > 1:
@@ -148,7 +148,7 @@ def _combined_source(periods: list[PackagePeriod]) -> tuple[str | None, str | No
 
 
 def _needed(out: list[Finding], exp: ExperimentSpec, window: Window, tariffs: dict[tuple[str, int], cost.Tariff],
-            total: int | None) -> tuple[int | None, int | None]:
+            total: int | None, where: str) -> tuple[int | None, int | None]:
     """The shortest single package covering the window when it is shorter than the packages rented, its price
     for the same lots, and a warning that names the difference (a reader asks why the longer one was paid for)."""
     rental, needed = exp.rental, window.smallest_covering_days
@@ -164,7 +164,7 @@ def _needed(out: list[Finding], exp: ExperimentSpec, window: Window, tariffs: di
     out.append(make_finding(
         "package-longer-than-needed", W, "protocol.json", f"the {rental.label}-day package "
         f"({rental.total_days * 24} h) was rented, but a {needed}-day package ({needed * 24} h) covers the "
-        f"{window.hours} h window{money}", field=f"/experiments/{exp.id}/rental", claimed=rental.total_days,
+        f"{window.hours} h window{money}", field=where, claimed=rental.total_days,
         recomputed=needed, rule="the smallest package that covers the window is the package really needed",
         fix="say in the protocol's notes why the longer package was needed, or rent the shorter one next time"))
     return needed, needed_total
@@ -172,12 +172,13 @@ def _needed(out: list[Finding], exp: ExperimentSpec, window: Window, tariffs: di
 
 def price_package(exp: ExperimentSpec, rows: list[Row], window: Window, tariffs: dict[tuple[str, int], cost.Tariff],
                   grid_file: str, tariffs_file: str, proof: ManifestProof | None = None,
-                  hours: Decimal | None = None) -> tuple[Package, list[Finding]]:
-    """The experiment's packages: whether they cover the window, their price from the tariffs, and the findings."""
+                  hours: Decimal | None = None, where: str | None = None) -> tuple[Package, list[Finding]]:
+    """The experiment's packages: whether they cover the window, their price from the tariffs, and the findings
+    (`where`: the protocol field of its rental when it is a shared one, listed in `rentals`)."""
     out: list[Finding] = []
     files = _Files(grid_file, tariffs_file)
-    rental = exp.rental
-    covers = _coverage_findings(out, files, exp, rows, window, hours)
+    rental, where = exp.rental, where or f"/experiments/{exp.id}/rental"
+    covers = _coverage_findings(out, files, exp, rows, window, hours, where)
     found = [tariffs.get((rental.gpu, days)) for days in rental.periods]
     priced = [t for t in found if t is not None]
     periods = [_period(t, days, rental.lots, proof) for t, days in zip(found, rental.periods, strict=True)]
@@ -188,7 +189,7 @@ def price_package(exp: ExperimentSpec, rows: list[Row], window: Window, tariffs:
     else:
         _priced_findings(out, files, priced, rental, rows)
         total = sum(p.total_usd_minor or 0 for p in periods)
-    needed_days, needed_total = _needed(out, exp, window, tariffs, total)
+    needed_days, needed_total = _needed(out, exp, window, tariffs, total, where)
     first = priced[0] if len(priced) == len(found) else None
     statuses = {p.price_status for p in periods}
     source, detail = _combined_source(periods)
@@ -202,4 +203,4 @@ def price_package(exp: ExperimentSpec, rows: list[Row], window: Window, tariffs:
                                       first.snapshot_date) if first else None, price_source=source if first else None,
                    price_source_detail=detail if first else None,
                    periods=tuple(periods) if len(periods) > 1 else None, needed_days=needed_days,
-                   needed_total_usd_minor=needed_total, article_ids=rental.article_ids), out
+                   needed_total_usd_minor=needed_total, article_ids=rental.article_ids, rental=rental.id), out

@@ -102,32 +102,32 @@ def order_findings(dated: list[Dated]) -> list[Finding]:
     return out
 
 
-def _overlap(d: Dated, o: Dated, device: str, experiment: str) -> Finding:
+def _overlap(d: Dated, o: Dated, device: str, rental: str) -> Finding:
     return make_finding(
         "runs-overlap", Severity.ERROR, d.file,
         f"{d.run} ran from {d.phase.started_at} to {d.phase.ended_at} while {o.run} of {o.file} ran on the "
-        f"same device ({device}, experiment {experiment}) from {o.phase.started_at} to {o.phase.ended_at}",
+        f"same device ({device}, {rental}) from {o.phase.started_at} to {o.phase.ended_at}",
         field=f"/phases/{d.index}/started_at", claimed=d.phase.started_at, recomputed=o.phase.ended_at,
         rule="runs on one device follow one another; two runs at once share the GPU, and neither is timed alone",
         fix=_FIX)
 
 
 def overlap_findings(dated: list[Dated], device_of: dict[str, tuple[str, str]]) -> list[Finding]:
-    """No two runs of different files on one device (experiment rental and device) overlap in time: both runs
-    are reported, each on its own file."""
+    """No two runs of different files on one device (a rental, `experiment X` or `rental Y`, and its device)
+    overlap in time: both runs are reported, each on its own file."""
     out: dict[tuple[str, int], Finding] = {}
     groups: dict[tuple[str, str], list[Dated]] = {}
     for d in dated:
         if d.file in device_of:
             groups.setdefault(device_of[d.file], []).append(d)
-    for (experiment, device), phases in sorted(groups.items()):
+    for (rental, device), phases in sorted(groups.items()):
         latest: dict[str, Dated] = {}  # file -> its phase ending last among those started so far
         for d in sorted(phases, key=lambda d: (d.start, d.file, d.index)):
             others = [o for f, o in latest.items() if f != d.file and seconds(d.start, o.end) > TOLERANCE_S]
             if others:
                 o = max(others, key=lambda o: o.end)
-                out.setdefault((d.file, d.index), _overlap(d, o, device, experiment))
-                out.setdefault((o.file, o.index), _overlap(o, d, device, experiment))
+                out.setdefault((d.file, d.index), _overlap(d, o, device, rental))
+                out.setdefault((o.file, o.index), _overlap(o, d, device, rental))
             if d.file not in latest or d.end > latest[d.file].end:
                 latest[d.file] = d
     return list(out.values())

@@ -145,8 +145,9 @@ def _check_phase(report: _Report, protocol: Protocol, bounds: dict[str, datetime
 
 
 def _devices(protocol: Protocol, measurements: dict[str, MeasurementDoc]) -> dict[str, tuple[str, str]]:
-    """Measurement file -> (experiment, device): the files whose runs share one rented GPU."""
-    return {v.measurement: (exp.id, measurements[v.measurement].environment.device)
+    """Measurement file -> (rental, device): the files whose runs share one rented GPU (an experiment's own
+    rental, or a shared one that several experiments ran in)."""
+    return {v.measurement: (exp.rental_key, measurements[v.measurement].environment.device)
             for exp in protocol.experiments for v in exp.variants
             if v.measurement in measurements}
 

@@ -1,4 +1,5 @@
-"""A package of consecutive periods (a rental's `periods`), each priced, as decision.json records it."""
+"""What a campaign commits beyond one package, as decision.json records it: a package of consecutive periods (a
+rental's `periods`), each priced, and the shared rentals with the experiments run in each."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 
 from generator.audit.recompute.jsonrecord import JsonRecord
 
-__all__ = ["PackagePeriod"]
+__all__ = ["PackagePeriod", "SharedRental"]
 
 
 @dataclass(frozen=True)
@@ -21,3 +22,11 @@ class PackagePeriod(JsonRecord):
     price_source_detail: str | None
     snapshot_date: str | None
 
+
+@dataclass(frozen=True)
+class SharedRental(JsonRecord):
+    """A rental of the protocol's `rentals`, listed once with the experiments run in it (none when unused): its
+    package is each of those experiments' `package`, committed once."""
+
+    id: str
+    experiments: tuple[str, ...]

@@ -165,3 +165,26 @@ def test_a_missing_column_is_the_cause_of_the_findings_on_its_cells(campaign: Pa
     follow = [f for f in result.findings if f.caused_by is not None]
     assert follow and {f.field for f in follow} == {"elapsed_seconds"}
     assert cause.follow_ons is not None and cause.follow_ons.count == len(follow)
+
+
+def test_the_note_names_the_follow_ons_under_their_cause(campaign: Path) -> None:
+    import html
+    import re
+
+    from generator.render.note import render_html
+
+    _semicolons(campaign)
+    decision = check_campaign(campaign).decision
+
+    def text(language: str) -> str:
+        return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", render_html(decision, language=language))))
+
+    english = text("en")
+    assert "Errors (37) 36 of them follow from another finding and are named under it." in english
+    assert "36 further findings follow from it (fix it first); the first 5: missing-attempt (resultats-bruts.csv): " \
+           "no row for rtx4090-batch/b1 warm run 1" in english
+    assert english.count("missing-attempt (resultats-bruts.csv): no row") == 5
+    assert "The others are listed in decision.json, each with caused_by naming this finding." in english
+    german = text("de")
+    assert "36 davon folgen aus einem anderen Befund und stehen unter diesem." in german
+    assert "36 weitere Befunde folgen daraus (zuerst diesen beheben); die ersten 5:" in german

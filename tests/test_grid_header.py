@@ -188,3 +188,19 @@ def test_the_note_names_the_follow_ons_under_their_cause(campaign: Path) -> None
     german = text("de")
     assert "36 davon folgen aus einem anderen Befund und stehen unter diesem." in german
     assert "36 weitere Befunde folgen daraus (zuerst diesen beheben); die ersten 5:" in german
+
+
+def test_a_syntax_error_is_the_cause_of_the_rows_it_left_unread_only() -> None:
+    from generator.audit import followons
+    from generator.audit.findings import Severity, make_finding
+    from generator.audit.readers.csvtable import Table
+
+    syntax = make_finding("csv-syntax", Severity.ERROR, GRID, "CSV syntax error", line=9)
+    grid = Table(file=GRID, header=COLUMNS, rows=[{}], lines=[2], findings=[syntax])
+    absent = make_finding("missing-attempt", Severity.ERROR, GRID, "no row for e/v warm run 5", field="run_index")
+    own = make_finding("quality-value-mismatch", Severity.ERROR, GRID, "a row read before it", line=3,
+                       field="quality_value")
+    elsewhere = make_finding("missing-attempt", Severity.ERROR, "other.csv", "not the grid's", field="run_index")
+    linked = followons.link([syntax, absent, own, elsewhere], grid)
+    assert [f.caused_by for f in linked] == [None, FindingRef.of(syntax), None, None]
+    assert linked[0].follow_ons is not None and linked[0].follow_ons.count == 1

@@ -28,17 +28,20 @@ COLUMN_CAUSES = frozenset({"missing-column", "renamed-column"})
 
 @dataclass(frozen=True)
 class _Rule:
-    """The findings of one file that follow from `cause`: those on `column` (None: every one), and only those
-    without a line (None: any line), reading findings of the file set aside."""
+    """The findings of one file that follow from `cause`: every one (`columns` None and not `lineless`), or those
+    on one of `columns` and, if `lineless`, those without a line (about rows that are absent)."""
 
     cause: Finding
     file: str
-    column: str | None = None
+    columns: frozenset[str] | None = None
     lineless: bool = False
 
     def covers(self, f: Finding) -> bool:
-        return f.file == self.file and (self.column is None or f.field == self.column) \
-            and not (self.lineless and f.line is not None)
+        if f.file != self.file:
+            return False
+        if self.columns is None and not self.lineless:
+            return True
+        return (self.columns is not None and f.field in self.columns) or (self.lineless and f.line is None)
 
 
 def _key(f: Finding) -> tuple[str, str, int | None, str | None, str]:
@@ -53,11 +56,13 @@ def grid_rules(grid: Table | None) -> list[_Rule]:
     unreadable = next((f for f in errors if f.code in UNREADABLE), None)
     if unreadable is not None and not grid.rows:
         return [_Rule(unreadable, grid.file)]
-    rules = [_Rule(f, grid.file, None if f.field in KEY_COLUMNS else f.field) for f in errors
-             if f.code in COLUMN_CAUSES]
-    rules.sort(key=lambda r: r.column is not None)  # a row key first: it covers every other
+    # A row key first: the rows it leaves unplaced (findings without a line) follow from it, as its cells do.
+    rules = [_Rule(f, grid.file, KEY_COLUMNS, lineless=True) for f in errors
+             if f.code in COLUMN_CAUSES and f.field in KEY_COLUMNS]
+    rules += [_Rule(f, grid.file, frozenset({f.field or ""})) for f in errors
+              if f.code in COLUMN_CAUSES and f.field not in KEY_COLUMNS]
     if unreadable is not None and unreadable.code == "csv-syntax":  # the rows after it were not read
-        rules.append(_Rule(unreadable, grid.file, lineless=True))
+        rules.append(_Rule(unreadable, grid.file, frozenset(), lineless=True))
     return rules
 
 

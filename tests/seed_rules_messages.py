@@ -126,8 +126,8 @@ def v_listed_under_the_cause(decision: dict[str, Any], findings: list[Any]) -> N
     assert "None" not in text and "True" not in text and "as recomputed" not in text
     lines = text.splitlines()
     at = lines.index(f"{rel}: the prediction file of this run attempt is missing [error missing-prediction-file]")
-    assert lines[at + 3] == "  following from it (fix the cause first):"
-    assert all(x.startswith("    ") for x in lines[at + 4: at + 4 + 5 * 4]), lines[at:]
+    assert lines[at + 3] == "  5 further findings follow from it (fix it first):"
+    assert all(x.startswith(f"    {GRID}:{line}: ") for x in lines[at + 4: at + 4 + 5]), lines[at:]
 
 
 RULES: list[SeedRule] = [

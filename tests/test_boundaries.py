@@ -315,9 +315,9 @@ def test_a_missing_prediction_file_is_the_cause_of_its_row_findings() -> None:
     cause = make_finding("missing-prediction-file", Severity.ERROR, rel, "the prediction file is missing")
     lines = format_findings([cause, *found], subject="c", max_findings=50).splitlines()
     assert lines[0].startswith(f"{rel}: the prediction file is missing")
-    assert lines[1] == "  following from it (fix the cause first):"
-    assert all(line.startswith("    ") for line in lines[2:-1])
-    assert lines[-1] == "c: 6 errors, 0 warnings, 0 info"
+    assert lines[1] == "  5 further findings follow from it (fix it first):"
+    assert len(lines) == 8 and all(line.startswith("    grid.csv:2: ") for line in lines[2:-1])
+    assert lines[-1] == "c: 1 error (+5 that follow from it), 0 warnings, 0 info"
 
 
 # ------------------------------------------------------------------------------------------------- money

@@ -15,7 +15,7 @@ from pathlib import Path
 from cryptography import x509
 
 from generator import __version__
-from generator.audit import corpusprint, idsets
+from generator.audit import corpusprint, followons, idsets
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import is_file
 from generator.audit.findings import Finding, Severity, count_by_severity, sort_key
@@ -372,4 +372,5 @@ def check_campaign(path: Path, *, fast: bool = True, progress: Progress | None =
     assessed = assess_predictions(inputs, judge, fast=fast, progress=progress, read_from=read_from)
     body, decision, findings = recompute_and_gate(inputs, judge is not None, assessed.acceptances,
                                                   inputs.findings + assessed.findings, assessed.hashed)
+    findings = followons.link(findings, inputs.grid)  # each follow-on named under its cause; all still count
     return assemble(inputs, assessed.hashed, body, decision, findings, registration)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from dataclasses import field as dataclass_field
 from enum import Enum
 
+from generator.audit.recompute.jsonrecord import OMIT_IF_NONE
 from generator.core.codes import registered
 
 
@@ -16,6 +17,43 @@ class Severity(str, Enum):  # noqa: UP042 - a StrEnum would change what str() of
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
+
+
+@dataclass(frozen=True)
+class FindingRef:
+    """Where a finding is, to name it beside a configuration, the answer, or the findings that follow from it."""
+
+    code: str
+    severity: str
+    file: str
+    line: int | None
+    field: str | None
+
+    @classmethod
+    def of(cls, f: Finding) -> FindingRef:
+        """The reference to a finding."""
+        return cls(f.code, f.severity.value, f.file, f.line, f.field)
+
+    def where(self) -> str:
+        """`code at file:line (field)`, as reasons name it."""
+        return f"{self.code} at {self.file}" + (f":{self.line}" if self.line is not None else "") \
+            + (f" ({self.field})" if self.field else "")
+
+
+@dataclass(frozen=True)
+class FollowOns:
+    """The findings that follow from one cause (generator.audit.followons): how many, how many of them errors, and
+    the first FIRST_FOLLOW_ONS of them in the findings' order."""
+
+    count: int
+    errors: int
+    first: tuple[FindingRef, ...]
+
+
+# The follow-ons a cause names (in the terminal, decision.json and the note); all of them are still findings.
+FIRST_FOLLOW_ONS = 5
+# decision.json leaves these keys out of a finding that neither follows from another nor has follow-ons.
+_LINKS = ("caused_by", "follow_ons")
 
 
 @dataclass(frozen=True)
@@ -44,12 +82,21 @@ class Finding:
     extra: dict[str, object] = dataclass_field(default_factory=dict)
     configurations: tuple[str, ...] = ()
     shared_input: str | None = None
+    # set by generator.audit.followons once every finding is known: the one this finding follows from, or (on
+    # that cause) the findings that follow from it
+    caused_by: FindingRef | None = dataclass_field(default=None, metadata=OMIT_IF_NONE)
+    follow_ons: FollowOns | None = dataclass_field(default=None, metadata=OMIT_IF_NONE)
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dictionary (severity as its string value)."""
+        """A JSON-ready dictionary (severity as its string value; the links only where there are any)."""
         data = asdict(self)
         data["severity"] = self.severity.value
         data["configurations"] = list(self.configurations)
+        for key in _LINKS:
+            if data[key] is None:
+                del data[key]
+        if self.follow_ons is not None:
+            data["follow_ons"]["first"] = list(data["follow_ons"]["first"])
         return data
 
     @property
@@ -85,7 +132,8 @@ def cell_text(value: object) -> str:
 
 
 # A finding that only follows from another one (a claimed cell contradicted because its evidence is missing)
-# names that cause in extra[FOLLOWS_FROM]; the terminal lists it under the cause (generator.audit.report).
+# names that cause in extra[FOLLOWS_FROM], by code and file; generator.audit.followons links it to that cause
+# (caused_by), which the terminal, decision.json and the note name it under.
 FOLLOWS_FROM = "follows_from"
 
 

@@ -6,7 +6,8 @@ import json
 from collections.abc import Sequence
 from decimal import Decimal
 
-from generator.audit.findings import FOLLOWS_FROM, Finding, cell_text, count_by_severity
+from generator.audit import followons
+from generator.audit.findings import FIRST_FOLLOW_ONS, Finding, cell_text, count_by_severity
 from generator.audit.recompute.instants import is_date
 from generator.audit.recompute.model import CorpusFingerprint, Coverage, DecisionDocument, RegistrationStatus
 from generator.audit.subgrouprules import looser_rules
@@ -51,49 +52,50 @@ def format_finding(f: Finding, indent: str = "") -> str:
     return terminal_safe("\n".join(indent + line for line in lines))
 
 
-def _cause_of(f: Finding) -> tuple[str, str] | None:
-    cause = f.extra.get(FOLLOWS_FROM)
-    return (cause["code"], cause["file"]) if isinstance(cause, dict) else None
-
-
-def grouped(findings: Sequence[Finding]) -> list[tuple[Finding, bool]]:
-    """The findings in their order, each one that follows from a listed cause moved under that cause:
-    (finding, whether it is listed under its cause). A finding whose cause is not listed keeps its place."""
-    causes = {(f.code, f.file) for f in findings if _cause_of(f) is None}
-    under: dict[tuple[str, str], list[Finding]] = {}
-    for f in findings:
-        cause = _cause_of(f)
-        if cause is not None and cause in causes:
-            under.setdefault(cause, []).append(f)
-    out: list[tuple[Finding, bool]] = []
-    for f in findings:
-        cause = _cause_of(f)
-        if cause is not None and cause in causes:
-            continue
-        out.append((f, False))
-        out.extend((g, True) for g in under.pop((f.code, f.file), []))
-    return out
+def _follow_on_lines(cause: Finding, follow: Sequence[Finding]) -> list[str]:
+    """Under a cause: how many findings follow from it, the first FIRST_FOLLOW_ONS of them in one line each, and
+    where the rest are."""
+    n = len(follow)
+    head = (f"  {counted(n, 'further finding')} {'follows' if n == 1 else 'follow'} from it (fix it first)"
+            + (":" if n <= FIRST_FOLLOW_ONS else f"; the first {FIRST_FOLLOW_ONS}:"))
+    lines = [head] + [terminal_safe(f"    {location(f)}: {escape_terminal(f.message)} [{f.severity.value} {f.code}]")
+                      for f in follow[:FIRST_FOLLOW_ONS]]
+    if n > FIRST_FOLLOW_ONS:
+        lines.append(f"    ... and {n - FIRST_FOLLOW_ONS} more (--json lists each, its caused_by naming "
+                     f"{cause.code})")
+    return lines
 
 
 def summary(findings: Sequence[Finding]) -> str:
-    """`N errors, N warnings, N info`."""
-    c = count_by_severity(list(findings))
-    return f"{counted(c['error'], 'error')}, {counted(c['warning'], 'warning')}, {c['info']} info"
+    """`N errors, N warnings, N info`; the findings that follow from another one are counted apart in each
+    severity: `1 error (+36 that follow from it)`. Every finding counts: the exit status rests on the total."""
+    parts = []
+    for severity, word in (("error", "error"), ("warning", "warning"), ("info", "")):
+        mine = [f for f in findings if f.severity.value == severity]
+        follow = [f for f in mine if f.caused_by is not None]
+        text = counted(len(mine) - len(follow), word) if word else f"{len(mine) - len(follow)} info"
+        if follow:
+            causes = {f.caused_by for f in follow}
+            text += (f" (+{len(follow)} that {'follows' if len(follow) == 1 else 'follow'} from "
+                     f"{'it' if len(causes) == 1 else 'them'})")
+        parts.append(text)
+    return ", ".join(parts)
 
 
 def format_findings(findings: Sequence[Finding], *, subject: str, max_findings: int) -> str:
-    """All findings up to the cap, then the count of the rest and a summary line."""
-    shown = grouped(findings)[:max_findings]
+    """The findings up to the cap, each cause with the findings that follow from it under it (the first few),
+    then the count of the rest and a summary line."""
+    findings = followons.link(findings)  # the causes rules name, where no check linked them yet
+    top = [f for f in findings if f.caused_by is None]
     parts: list[str] = []
-    after_cause = False
-    for f, follows in shown:
-        if follows and not after_cause:  # the first consequence of the cause listed just above
-            parts.append("  following from it (fix the cause first):")
-        parts.append(format_finding(f, "    " if follows else ""))
-        after_cause = follows
-    rest = len(findings) - len(shown)
-    if rest > 0:
-        parts.append(f"... and {rest} more findings not listed (raise --max-findings to list them)")
+    for f in top[:max_findings]:
+        parts.append(format_finding(f))
+        if f.follow_ons is not None:
+            parts.extend(_follow_on_lines(f, followons.follow_ons_of(f, findings)))
+    rest = top[max_findings:]
+    if rest:
+        hidden = len(rest) + sum(f.follow_ons.count for f in rest if f.follow_ons is not None)
+        parts.append(f"... and {hidden} more findings not listed (raise --max-findings to list them)")
     parts.append(f"{escape_terminal(subject)}: {summary(findings)}")
     return "\n".join(parts)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from generator.audit import corpusprint, idsets, load, names, protocol_rules
+from generator.audit import corpusprint, followons, idsets, load, names, protocol_rules
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import PROTOCOL_FILE, CampaignFolder
 from generator.audit.findings import Finding, Severity, make_finding, sort_key
@@ -368,5 +368,5 @@ def validate_campaign(path: Path, *, fast: bool = True) -> ValidationResult:
             labels = read_labels(run.readable, run.relpath, inputs.classes, Severity.WARNING, fast=fast,
                                  max_bytes=max_bytes)
             findings.extend(labels.problems)
-    findings = attribute(findings, owners_of(inputs))
+    findings = followons.link(attribute(findings, owners_of(inputs)), inputs.grid)
     return ValidationResult(inputs=inputs, findings=sorted(findings, key=sort_key))

@@ -17,6 +17,8 @@ _CLAIM_FIX = "write the value recomputed from the run's prediction file"
 AUDIT: tuple[Code, ...] = (
     # the readers: one file's format, whoever owns it (severity None: an error in a shared input, a warning in
     # a prediction file, which the run's own acceptance already counts against)
+    Code("column-name-variant", W, F, "a header writes the seeds' column names exactly (case, no spaces around them)",
+         "write the names as the seeds do"),
     Code("csv-syntax", None, F, "a CSV file follows RFC 4180 quoting",
          "quote cells that contain commas, quotes or line breaks; double inner quotes"),
     Code("csv-delimiter", None, F, "a CSV file is comma-separated, not separated by ';' or tabs",
@@ -58,7 +60,8 @@ AUDIT: tuple[Code, ...] = (
     Code("prediction-header", None, F, "an ID file's header is exactly its columns (id,label or id)",
          "write the header the protocol's format names"),
     Code("renamed-column", E, F, "a column keeps its schema's name", "use the column's registered name"),
-    Code("reordered-columns", E, F, "the columns follow the schema's order", "write the columns in their order"),
+    Code("reordered-columns", W, F, "the columns are read by their names; another order than the seeds' is named once",
+         "write the columns in the seeds' order for the tools that read them by position"),
     Code("schema-violation", E, F, "a JSON or CSV file satisfies its packaged schema",
          "correct the value the message names"),
     Code("too-deep", E, F, "a JSON document nests at most --max-json-depth levels", "flatten the document"),

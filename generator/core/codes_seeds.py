@@ -8,6 +8,7 @@ SEEDS: dict[str, str] = {
         "000/001/002 §4 accepted_unique_corpora, §5; 003 'Nutzbare Ergebnisse zählen, nicht Wiederholungen von "
         "Messungen'"),
     "allocated-exceeds-reserved": "000/001/002 §3; 004 §3",
+    "column-name-variant": "000/001/002 §4 (the distributed CSV holds only the headers); 004 Inhalt",
     "completed-count-mismatch": "003 'Wiederholen und Fehlschläge beibehalten'",
     "completed-run-timed-zero": "000/001/002 §4 elapsed_seconds; 003 'Wiederholen und Fehlschläge beibehalten'",
     "corpus-accepted-mismatch": (
@@ -109,6 +110,7 @@ SEEDS: dict[str, str] = {
         "Wechsel der Präzision prüfen'"),
     "seal-invalid": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "renamed-column": "000/001/002 §4; 004 Inhalt",
+    "reordered-columns": "000/001/002 §4 (the distributed CSV holds only the headers); 004 Inhalt",
     "resume-not-declared": "003 'Wiederholen und Fehlschläge beibehalten'",
     "resume-of-invalid": "003 'Wiederholen und Fehlschläge beibehalten'",
     "resume-target-invalid": "003 'Wiederholen und Fehlschläge beibehalten'",

@@ -106,8 +106,10 @@ class FindingGroup:
 
     severity: str
     count: int
-    entries: tuple[Finding, ...]
+    entries: tuple[Finding, ...]  # the findings that follow from no other one
     hidden: int
+    follow_ons: int = 0  # the findings of this severity named under their cause instead
+    follow: tuple[tuple[Finding, ...], ...] = ()  # for each entry, the first of the findings that follow from it
 
 
 @dataclass(frozen=True)

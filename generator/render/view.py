@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
-from generator.audit.findings import Finding
+from generator.audit.findings import FIRST_FOLLOW_ONS, Finding, FindingRef
 from generator.audit.inputs.work import ReferenceSource
 from generator.audit.recompute.decisionfile import read_decision
 from generator.audit.recompute.jsonrecord import to_json_value
@@ -287,11 +287,19 @@ def _schedule(configs: Sequence[Configuration]) -> list[ScheduleRow]:
 
 
 def _findings(findings: Sequence[Finding]) -> list[FindingGroup]:
+    """Each severity's findings: those that follow from no other one listed, each cause with the first of its
+    follow-ons (generator.audit.followons), the follow-ons counted."""
+    under: dict[FindingRef, list[Finding]] = {}
+    for f in findings:
+        if f.caused_by is not None:
+            under.setdefault(f.caused_by, []).append(f)
     grouped = []
     for severity in ("error", "warning", "info"):
         items = tuple(f for f in findings if f.severity == severity)
-        grouped.append(FindingGroup(severity, len(items), items[:FINDINGS_PER_SEVERITY],
-                                    max(0, len(items) - FINDINGS_PER_SEVERITY)))
+        top = tuple(f for f in items if f.caused_by is None)
+        listed = top[:FINDINGS_PER_SEVERITY]
+        grouped.append(FindingGroup(severity, len(items), listed, len(top) - len(listed), len(items) - len(top),
+                                    tuple(tuple(under.get(FindingRef.of(f), [])[:FIRST_FOLLOW_ONS]) for f in listed)))
     return grouped
 
 

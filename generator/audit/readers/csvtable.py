@@ -1,4 +1,5 @@
-"""Schema-driven CSV reading: exact header checks, typed cells (empty is null, never 0), row findings."""
+"""Schema-driven CSV reading: the header read by its names (csvheader), typed cells (empty is null, never 0), row
+findings."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import BinaryIO
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.access import as_object
+from generator.audit.readers.csvheader import canonical, read_header
 from generator.audit.schemacheck import validate_document
 from generator.audit.textsafety import cell_findings
 from generator.core.errors import LimitExceededError, SecretInInputError, UnreadableInputError
@@ -41,6 +43,7 @@ class Table:
 
     file: str
     header: list[str]
+    columns: list[str | None] = field(default_factory=list)  # each header field's schema column (csvheader)
     rows: list[dict[str, JsonScalar]] = field(default_factory=list)  # typed cells; `load` makes them rows
     lines: list[int] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -132,7 +135,7 @@ def delimiter_finding(text: str, expected: list[str], display: str, severity: Se
     except csv.Error:  # a header the csv module cannot split is the reader's own finding, not a delimiter's
         return None
     for delimiter, name in _OTHER_DELIMITERS.items():
-        fields = [f.strip().strip('"') for f in line.split(delimiter)]
+        fields = [canonical(f.strip().strip('"')) for f in line.split(delimiter)]
         if len(fields) > max(commas, 1) and set(fields) & set(expected):
             return make_finding(
                 "csv-delimiter", severity, display,
@@ -210,46 +213,11 @@ def convert_cell(cell: str, prop: JsonObject) -> tuple[JsonScalar, tuple[str, st
     return cell, None
 
 
-def _header_findings(header: list[str], expected: list[str], display: str) -> list[Finding]:
-    """Name exactly how a header differs from the expected columns."""
-    if header == expected:
-        return []
-    findings: list[Finding] = []
-
-    def add(code: str, message: str, field_name: str | None, fix: str) -> None:
-        findings.append(make_finding(code, Severity.ERROR, display, message, line=1, field=field_name,
-                                     rule="header: " + ",".join(expected), fix=fix))
-
-    missing = [c for c in expected if c not in header]
-    extra = [c for c in header if c not in expected]
-    for c in sorted({c for c in header if header.count(c) > 1}):
-        add("duplicate-column", f"column {c!r} appears {header.count(c)} times", c, "keep one column of that name")
-    renamed = set()
-    for i, name in enumerate(header):
-        if name in extra and i < len(expected) and expected[i] in missing:
-            add("renamed-column", f"column {i + 1} is {name!r} where the grid has {expected[i]!r}", expected[i],
-                f"rename the column to {expected[i]!r}")
-            renamed.update({name, expected[i]})
-    for c in missing:
-        if c not in renamed:
-            add("missing-column", f"column {c!r} is missing (expected as column {expected.index(c) + 1})", c,
-                f"add the column {c!r}; leave its cells empty when not recorded")
-    for c in extra:
-        if c not in renamed:
-            add("unknown-column", f"column {c!r} (column {header.index(c) + 1}) is not part of the grid", c,
-                "remove the column, or move its content into notes")
-    if not findings and sorted(header) == sorted(expected):
-        first = next(i for i, (a, b) in enumerate(zip(header, expected, strict=True)) if a != b)
-        add("reordered-columns", f"columns are reordered: column {first + 1} is {header[first]!r}, expected "
-            f"{expected[first]!r}", header[first], "put the columns in the grid's order")
-    return findings
-
-
 def parse_table(text: str, display: str, schema_name: str) -> Table:
     """Parse CSV text against a row schema: header, field counts, typed cells, row rules."""
     schema = load_schema(schema_name)
     expected: list[str] = schema["x-csv-columns"]
-    optional: list[str] = schema.get("x-csv-optional-columns", [])  # last, all or none (the tariffs' source)
+    optional: list[str] = schema.get("x-csv-optional-columns", [])  # all or none (the tariffs' source)
     props = as_object(schema["properties"])
     table = Table(file=display, header=[])
     wrong_delimiter = delimiter_finding(text, expected, display, Severity.ERROR)
@@ -265,8 +233,9 @@ def parse_table(text: str, display: str, schema_name: str) -> Table:
             previous_end = reader.line_num
             if not table.header:
                 table.header = record
-                full = expected + optional if optional and record[len(expected):] == optional else expected
-                table.findings.extend(_header_findings(record, full, display))
+                header = read_header(record, expected, optional, display)
+                table.columns = header.columns
+                table.findings.extend(header.findings)
                 continue
             if record == []:
                 continue
@@ -295,9 +264,9 @@ def _add_row(table: Table, record: list[str], line: int, props: JsonObject, sche
         return
     row: dict[str, JsonScalar] = {}
     failed: set[str] = set()
-    for name, cell in zip(table.header, record, strict=False):
-        prop = props.get(name)
-        if not isinstance(prop, dict) or name in row:  # a column the schema does not know (a header finding)
+    for name, cell in zip(table.columns, record, strict=False):
+        prop = props.get(name or "")
+        if name is None or not isinstance(prop, dict):  # no column of the schema, or a repeat (a header finding)
             continue
         value, problem = convert_cell(cell, prop)
         if problem:

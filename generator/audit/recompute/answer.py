@@ -4,31 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from generator.audit.findings import Finding
+from generator.audit.findings import FindingRef
 from generator.audit.recompute.jsonrecord import OMIT_IF_NONE, JsonRecord
 
 __all__ = ["Decision", "Excluded", "FindingRef", "RankEntry", "RunExclusion", "Tie", "Unpriced"]
-
-
-@dataclass(frozen=True)
-class FindingRef(JsonRecord):
-    """Where a finding is, to name it beside a configuration or the answer."""
-
-    code: str
-    severity: str
-    file: str
-    line: int | None
-    field: str | None
-
-    @classmethod
-    def of(cls, f: Finding) -> FindingRef:
-        """The reference to a finding."""
-        return cls(f.code, f.severity.value, f.file, f.line, f.field)
-
-    def where(self) -> str:
-        """`code at file:line (field)`, as reasons name it."""
-        return f"{self.code} at {self.file}" + (f":{self.line}" if self.line is not None else "") \
-            + (f" ({self.field})" if self.field else "")
 
 
 @dataclass(frozen=True)

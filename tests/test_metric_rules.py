@@ -189,3 +189,28 @@ def test_the_note_names_the_metric_as_a_reader_says_it(example_decision: Path, l
         assert names == {slug: m.name for slug, m in METRICS.items()}
     else:
         assert all(names[slug] != slug for slug in METRICS)
+
+
+@pytest.mark.parametrize("metric", ["cohen_kappa", "macro_f1_declared", "matthews_corrcoef"])
+def test_campaign_run_writes_the_registered_metric_as_check_recomputes_it(metric: str) -> None:
+    from types import SimpleNamespace
+
+    from generator.gpu import campaign_rows
+    from generator.gpu.campaign_inputs import Subgroup
+
+    ids = [f"t{i}" for i in range(6)]
+    truth = ["a", "a", "b", "b", "c", "a"]
+    pred = ["a", "b", "b", "b", "a", "a"]
+    classes = ["a", "b", "c", "d"]  # "d" declared, in no run
+    quality = {"metric": metric, "threshold": 0.1, "tolerance": 0.9, "direction": "higher_is_better",
+               "reference": {"name": "r", "value": 0.5}, "subgroups": [{"id": "first"}]}
+    plan = SimpleNamespace(protocol={"quality": quality}, classes=classes, ids=ids,
+                           reference=dict(zip(ids, truth, strict=True)),
+                           subgroups=[Subgroup("first", "first.csv", ("t0", "t1", "t2"))])
+    cells = campaign_rows._assess(plan, list(zip(ids, pred, strict=True)))  # type: ignore[arg-type]
+    assert cells["quality_value"] == round(_sklearn(metric, truth, pred, classes), 6)
+    assert cells["corpus_accepted"] is (_sklearn(metric, truth[:3], pred[:3], classes) >= 0.1)
+    one = SimpleNamespace(**{**vars(plan), "reference": dict.fromkeys(ids, "a"), "subgroups": []})
+    cells = campaign_rows._assess(one, [(i, "a") for i in ids])  # type: ignore[arg-type]
+    if metric == "cohen_kappa":  # undefined: no value written (never "nan"), not accepted
+        assert (cells["quality_value"], cells["corpus_accepted"]) == (None, False)

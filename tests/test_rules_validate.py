@@ -16,6 +16,7 @@ from generator.audit.check import check_campaign
 from generator.audit.findings import Finding, Severity
 from generator.audit.recompute import cost
 from generator.audit.validate import validate_campaign
+from generator.core.metrics import METRICS
 
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: shows what follows reversed
 ZWSP = "\u200b"  # ZERO WIDTH SPACE
@@ -305,7 +306,7 @@ def test_the_clean_examples_have_no_text_findings() -> None:
 # ------------------------------------------------------------------- issue 47: the quality direction
 
 
-@pytest.mark.parametrize("metric", ["macro_f1", "accuracy", "weighted_f1"])
+@pytest.mark.parametrize("metric", list(METRICS))
 @pytest.mark.parametrize("direction", ["higher_is_better", "lower_is_better"])
 def test_a_direction_contradicting_the_metric_is_a_protocol_error(metric: str, direction: str) -> None:
     from generator.audit.inputs.protocol import Protocol
@@ -316,7 +317,7 @@ def test_a_direction_contradicting_the_metric_is_a_protocol_error(metric: str, d
     proto["quality"].update(metric=metric, direction=direction)
     out: list[Finding] = []
     check_direction(Protocol.of(proto), "protocol.json", out)
-    assert set(DIRECTIONS) == {"macro_f1", "accuracy", "weighted_f1"}  # a new metric registers its direction
+    assert set(DIRECTIONS) == set(METRICS)  # each registered metric has its direction
     if direction == "higher_is_better":
         assert out == []
         return
@@ -325,6 +326,7 @@ def test_a_direction_contradicting_the_metric_is_a_protocol_error(metric: str, d
         "quality-direction-contradicts-metric", Severity.ERROR, "protocol.json", "/quality/direction")
     assert (only.claimed, only.recomputed) == ("lower_is_better", "higher_is_better")
     assert metric in only.message and "lower_is_better" in only.message and "higher_is_better" in (only.fix or "")
+    assert METRICS[metric].name in only.message  # as a reader says it, beside the slug
 
 
 def test_a_lower_is_better_protocol_is_refused_not_every_run_rejected(campaign: Path) -> None:

@@ -26,6 +26,7 @@ from seed_rules_grid import RULES as GRID_RULES
 from seed_rules_incidents import RULES as INCIDENT_RULES
 from seed_rules_measured import RULES as MEASURED_RULES
 from seed_rules_messages import RULES as MESSAGE_RULES
+from seed_rules_metrics import RULES as METRIC_RULES
 from seed_rules_origin import RULES as ORIGIN_RULES
 from seed_rules_outcomes import RULES as OUTCOME_RULES
 from seed_rules_prices import RULES as PRICE_RULES
@@ -46,10 +47,11 @@ from generator.audit.findings import Finding
 # seed_rules_measured: issue 47 item 1's (measured evidence is required for an answer); seed_rules_origin: item 4's
 # reference origin; seed_rules_incidents: item 4's reproduction target by default and incidents explained;
 # seed_rules_seal: issue 48's; seed_rules_stamps: issue 49 item 6's (time stamps with offsets); seed_rules_rentals:
-# issue 49 item 3's shared rentals; seed_rules_grid: issue 49 item 5's (the grid by its header)
+# issue 49 item 3's shared rentals; seed_rules_grid: issue 49 item 5's (the grid by its header); seed_rules_metrics:
+# issue 49 item 4's
 SEED_RULES = [*FIRST_RULES, *RUN_RULES, *OUTCOME_RULES, *WORK_RULES, *MESSAGE_RULES, *PRICE_RULES, *PROTOCOL_RULES,
               *SUBGROUP_RULES, *RUNS34_RULES, *CORPORA_RULES, *EVIDENCE_RULES, *MEASURED_RULES, *ORIGIN_RULES,
-              *INCIDENT_RULES, *SEAL_RULES, *STAMP_RULES, *RENTAL_RULES, *GRID_RULES]
+              *INCIDENT_RULES, *SEAL_RULES, *STAMP_RULES, *RENTAL_RULES, *GRID_RULES, *METRIC_RULES]
 
 
 def _copy(tmp_path: Path, setup: str) -> Path:

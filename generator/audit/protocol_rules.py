@@ -12,7 +12,7 @@ from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import Protocol
 from generator.audit.recompute import cost
 from generator.audit.textsafety import FORMULA, FORMULA_FIX, FORMULA_RULE, formula_like, visible
-from generator.core.metrics import DIRECTIONS
+from generator.core.metrics import METRICS
 
 FILE_ROLES = {"expected_ids": "expected IDs", "reference": "reference", "raw_results": "raw results",
               "tariffs": "tariffs"}
@@ -173,20 +173,20 @@ def check_resumes(protocol: Protocol, file: str, out: list[Finding]) -> None:
 
 
 def check_direction(protocol: Protocol, file: str, out: list[Finding]) -> None:
-    """The registered direction is the metric's own: a score registered lower_is_better would reject every run
-    that does well (and accept one that does badly), silently; the protocol is refused instead."""
+    """The registered direction is the metric's own (generator.core.metrics): a score registered lower_is_better
+    would reject every run that does well (and accept one that does badly), silently; the protocol is refused."""
     quality = protocol.quality
-    own = DIRECTIONS.get(quality.metric)
-    if own is None or quality.direction == own:
+    own = METRICS.get(quality.metric)
+    if own is None or quality.direction == own.direction:
         return
     out.append(make_finding(
         "quality-direction-contradicts-metric", Severity.ERROR, file,
-        f"quality.direction is {quality.direction}, but {quality.metric} is {own.replace('_', ' ')} (1 is every "
-        "text right): every run that does well would be rejected", field="/quality/direction",
-        claimed=quality.direction, recomputed=own,
-        rule="the registered direction is the metric's: accuracy, macro_f1 and weighted_f1 are higher_is_better",
-        fix=f'write "direction": "{own}" in protocol.json\'s quality, with the threshold as the lowest acceptable '
-            "value"))
+        f"quality.direction is {quality.direction}, but {own.name} ({quality.metric}) is "
+        f"{own.direction.replace('_', ' ')} ({own.high:g} is every text right): every run that does well would be "
+        "rejected", field="/quality/direction", claimed=quality.direction, recomputed=own.direction,
+        rule="the registered direction is the metric's own, as gpu-audit's registry of metrics gives it",
+        fix=f'write "direction": "{own.direction}" in protocol.json\'s quality, with the threshold as the lowest '
+            "acceptable value"))
 
 
 def check_run_order(protocol: Protocol, file: str, out: list[Finding]) -> None:

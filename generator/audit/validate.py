@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from generator.audit import corpusprint, followons, idsets, load, names, protocol_rules
+from generator.audit import corpusprint, followons, idsets, load, metricrules, names, protocol_rules
 from generator.audit.attribution import attribute, owners_of
 from generator.audit.campaign import PROTOCOL_FILE, CampaignFolder
 from generator.audit.findings import Finding, Severity, make_finding, sort_key
@@ -56,6 +56,7 @@ def _check_protocol(protocol: Protocol, file: str, out: list[Finding],
     protocol_rules.check_rentals(protocol, file, out)
     protocol_rules.check_resumes(protocol, file, out)
     protocol_rules.check_direction(protocol, file, out)
+    out.extend(metricrules.range_findings(protocol, file))
     protocol_rules.check_run_order(protocol, file, out)
     protocol_rules.check_revisions(protocol, file, out)
     out.extend(reproduction.registration_findings(protocol.quality, file))

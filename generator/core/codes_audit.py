@@ -282,6 +282,11 @@ AUDIT: tuple[Code, ...] = (
          "measure again on the GPU; never copy figures into a file that saw no GPU"),
     Code("memory-disagrees", E, C, "the grid's memory counters are the measurement's, unchanged",
          "copy the counters from the measurement file unchanged"),
+    Code("metric-range-exceeded", E, S, "the rule's threshold and reference values lie in the metric's range "
+         "([-1, 1] for Matthews correlation and Cohen's kappa, [0, 1] for the others), its tolerances and bound "
+         "between 0 and the range's width", "register values the metric can take, set before the runs"),
+    Code("metric-unknown", E, S, "the protocol's quality.metric is one of the registered metrics (docs/check.md)",
+         "write one of the registered metrics; the finding lists them"),
     Code("missing-attempt", E, C, "every registered attempt keeps its row, failures included",
          "keep one row per attempted run; a failed run is kept, not deleted or replaced"),
     Code("missing-duration", E, C, "every completed run keeps its raw duration",
@@ -309,7 +314,7 @@ AUDIT: tuple[Code, ...] = (
          "record the absolute peak after resetting the peak statistics"),
     Code("phase-order", E, C, "a measurement's phases follow the Lab's order", "write the phases in the Lab's order"),
     Code("quality-direction-contradicts-metric", E, S, "the registered quality direction is the metric's own: "
-         "accuracy, macro_f1 and weighted_f1 are higher_is_better",
+         "every registered metric is a score, higher_is_better",
          "write direction higher_is_better, with the threshold as the lowest acceptable value"),
     Code("quality-value-mismatch", E, C, "quality_value is the registered metric recomputed from the predictions",
          "recompute the metric from the prediction file against the reference"),

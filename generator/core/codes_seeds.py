@@ -71,6 +71,8 @@ SEEDS: dict[str, str] = {
     "measurement-not-linked": "003 'Speicher als Machbarkeitskriterium nutzen'; 000/001/002 §3",
     "measurement-without-gpu": "003 'Wiederholen und Fehlschläge beibehalten'; 004 Voraussetzungen und Grenzen",
     "memory-disagrees": "000/001/002 §3; 003 'Speicher als Machbarkeitskriterium nutzen'; 004 §3",
+    "metric-range-exceeded": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
+    "metric-unknown": "000/001/002 §1; 003 'Festlegen, was als akzeptiertes Ergebnis zählt'",
     "missing-attempt": (
         "000/001/002 §3; 003 'Wiederholen und Fehlschläge beibehalten'; 003 'Dauern lesen, ohne fünf Versuche zu "
         "überinterpretieren'"),

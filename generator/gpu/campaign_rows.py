@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import __version__
-from generator.core.metrics import compute_metric, quality_rule_holds
+from generator.core.metrics import compute_metric, defined, quality_rule_holds, reader_name
 from generator.core.resources import published_tariffs
 from generator.core.safefiles import write_new_file
 from generator.gpu.campaign_inputs import (
@@ -48,18 +48,21 @@ def _assess(plan: Plan, corpus: CorpusData, done: list[tuple[str, str]]) -> dict
                              "quality_threshold": q["threshold"], "quality_tolerance": q["tolerance"],
                              "quality_value": None, "corpus_accepted": False}
     if ids_match and format_valid:
-        value = compute_metric(q["metric"], [corpus.reference[i] for i in corpus.ids],
-                               [seen[i] for i in corpus.ids])
+        value = defined(compute_metric(q["metric"], [corpus.reference[i] for i in corpus.ids],
+                                       [seen[i] for i in corpus.ids], plan.classes))
+        if value is None:  # undefined on these labels (Cohen's kappa on one class): no value, not accepted
+            return cells
         ok, _ = quality_rule_holds(value, q["threshold"], q["tolerance"], q["direction"], q["reference"]["value"])
         rules = {g["id"]: g for g in q.get("subgroups") or []}
         # a run is accepted only if the whole corpus and every subgroup (the first corpus's) are
         for group in plan.subgroups if corpus is plan.corpora[0] else []:
             rule = rules[group.id]
             members = list(dict.fromkeys(group.ids))
-            sub = compute_metric(q["metric"], [plan.reference[i] for i in members], [seen[i] for i in members])
-            held, _ = quality_rule_holds(sub, rule.get("threshold", q["threshold"]),
+            sub = defined(compute_metric(q["metric"], [plan.reference[i] for i in members],
+                                         [seen[i] for i in members], plan.classes))
+            held = sub is not None and quality_rule_holds(sub, rule.get("threshold", q["threshold"]),
                                          rule.get("tolerance", q["tolerance"]), q["direction"],
-                                         rule.get("reference_value", q["reference"]["value"]))
+                                         rule.get("reference_value", q["reference"]["value"]))[0]
             ok = ok and held
         cells.update(quality_value=round(value, 6), corpus_accepted=ok)
     return cells
@@ -117,8 +120,9 @@ def _notes(plan: Plan, config: CampaignConfig, phase: str, row: dict[str, Any], 
     parts.append("cold run in a fresh process (its own model load, no warm-up)" if phase == "cold" else
                  f"warm run in the campaign process after the registered warm-up ({WARMUP_TEXTS} texts x iterations)")
     parts.extend(extra)
-    parts.append(f"quality {q['metric']} {q['direction'].replace('_', ' ')}: at least {q['threshold']} and at most "
-                 f"{q['tolerance']} below the reference {q['reference']['value']} ({q['reference']['name']})")
+    parts.append(f"quality {reader_name(q['metric'])} {q['direction'].replace('_', ' ')}: at least {q['threshold']} "
+                 f"and at most {q['tolerance']} below the reference {q['reference']['value']} "
+                 f"({q['reference']['name']})")
     return "; ".join(parts)
 
 

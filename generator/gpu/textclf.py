@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.core.errors import EnvironmentProblemError, UsageError
+from generator.core.metrics import compute_metric
 from generator.core.safefiles import write_new_file
 
 FORMAT = "gpu-audit-hashed-bow/1"
@@ -127,14 +128,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def macro_f1(truth: Sequence[str], pred: Sequence[str]) -> float:
-    """sklearn's macro-F1 (labels present in truth or predictions), without numpy."""
-    labels = sorted(set(truth) | set(pred))
-    scores = []
-    for c in labels:
-        tp = sum(1 for t, p in zip(truth, pred, strict=True) if t == c and p == c)
-        denom = sum(1 for t in truth if t == c) + sum(1 for p in pred if p == c)
-        scores.append(2 * tp / denom if denom else 0.0)
-    return sum(scores) / len(scores)
+    """The tuning split's macro-F1, as the registry of metrics computes it (generator.core.metrics)."""
+    return compute_metric("macro_f1", truth, pred)
 
 
 def _predict_all(torch: Any, model: Any, feats: list[list[int]], batch: int) -> list[int]:

@@ -86,6 +86,21 @@ def chart_words(catalogue: NullTranslations) -> dict[str, str]:
             "compile": _("compile")}
 
 
+def metric_names(catalogue: NullTranslations) -> dict[str, str]:
+    """Each registered metric (generator.core.metrics) as a reader of the note's language says it."""
+    _ = catalogue.gettext
+    return {"accuracy": _("accuracy"), "macro_f1": _("macro-F1"), "micro_f1": _("micro-F1"),
+            "weighted_f1": _("weighted-F1"), "macro_f1_declared": _("macro-F1 over the declared classes"),
+            "balanced_accuracy": _("balanced accuracy"), "min_recall": _("minimum per-class recall"),
+            "matthews_corrcoef": _("Matthews correlation"), "cohen_kappa": _("Cohen's kappa")}
+
+
+def metric_name_in(catalogue: NullTranslations) -> Callable[[object], str]:
+    """The template filter `metric_name`: a metric's slug as the reader's name; an unknown one as written."""
+    names = metric_names(catalogue)
+    return lambda slug: names.get(str(slug), str(slug))
+
+
 def chart_fonts(language: str) -> list[str]:
     """The font families the charts draw with, in fallback order."""
     return ["DejaVu Sans", "Noto Sans CJK SC"] if language == "zh" else ["DejaVu Sans"]

@@ -25,7 +25,7 @@ from generator.core.worker import JsonWorker
 from generator.render.chartdata import ChartRequest
 from generator.render.filters import FILTERS, finalize_in, worded
 from generator.render.finance import RENDERED, Signature
-from generator.render.i18n import Formats, checked_language, require_fonts, translations
+from generator.render.i18n import Formats, checked_language, metric_name_in, require_fonts, translations
 from generator.render.view import NoteView, ReadDecision, build_view, chart_request
 from generator.render.weasy import load_weasyprint
 
@@ -101,6 +101,7 @@ def environment(language: str = "en", compiled: CompiledTemplates | None = None)
     env.filters.update(FILTERS)
     env.filters.update(formats.filters())
     env.filters.update(worded(catalogue.gettext, formats.count))
+    env.filters["metric_name"] = metric_name_in(catalogue)
     env.globals["punct"] = formats.punctuation
     return env
 

@@ -19,7 +19,7 @@ from generator.audit.recompute import subgroups
 from generator.audit.recompute.runcells import RecomputedRun
 from generator.audit.recompute.subgroups import GroupTruth, SubgroupRun
 from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
-from generator.core.metrics import compute_metric, metric_from_codes, quality_rule_holds
+from generator.core.metrics import compute_metric, defined, metric_from_codes, quality_rule_holds, reader_name
 
 FIRST_FEW = 5
 
@@ -117,7 +117,7 @@ def assess_run(truth: Truth, labels: LabelFile | None, protocol: Protocol) -> Ac
         file_codes = (labels.label_codes if labels.label_codes is not None and labels.label_classes == truth.classes
                       else idsets.codes(labels.labels, truth.classes))
         pred = idsets.in_expected_order(file_codes, cmp)
-        acc.quality_value = metric_from_codes(metric, truth.codes, pred, len(truth.classes))
+        acc.quality_value = defined(metric_from_codes(metric, truth.codes, pred, len(truth.classes)))
     acc.subgroups = subgroups.judge_codes(truth.subgroups, protocol.quality, truth.codes, pred,
                                           len(truth.classes), observed, acc.missing)
     _rule(acc, protocol)
@@ -148,8 +148,10 @@ def assess_run_reference(expected: list[str], reference: dict[str, str], labels:
     values = labels.labels.to_pylist() if hasattr(labels.labels, "to_pylist") else labels.labels
     by_id = dict(zip(ids, values or [], strict=False))
     if acc.ids_match and acc.format_valid and expected:
-        acc.quality_value = compute_metric(metric, [reference[i] for i in expected], [by_id[i] for i in expected])
-    acc.subgroups = subgroups.judge_labels(groups, protocol.quality, reference, by_id, acc.quality_value is not None)
+        acc.quality_value = defined(compute_metric(metric, [reference[i] for i in expected],
+                                                   [by_id[i] for i in expected], protocol.classes))
+    scored = acc.ids_match and acc.format_valid and bool(expected)
+    acc.subgroups = subgroups.judge_labels(groups, protocol.quality, reference, by_id, scored, protocol.classes)
     _rule(acc, protocol)
     return acc
 
@@ -205,7 +207,10 @@ def claim_findings(row: GridRow, line: int, acc: Acceptance, protocol: Protocol,
     claimed_q = row.quality_value
     if claimed_q is not None and acc.quality_value is None:
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, None,
-                             "quality_value is claimed but cannot be computed: the ID set or the format is not valid",
+                             "quality_value is claimed but cannot be computed: the ID set or the format is not valid"
+                             if not (acc.ids_match and acc.format_valid) else "quality_value is claimed, but "
+                             f"{reader_name(acc.quality_metric)} is undefined on these labels (one class only in "
+                             "the reference and the predictions, as scikit-learn leaves it)",
                              "leave quality_value empty for a run whose predictions are incomplete or invalid"))
     elif claimed_q is not None and acc.quality_value is not None \
             and abs(claimed_q - acc.quality_value) > QUALITY_TOLERANCE:
@@ -219,7 +224,7 @@ def _subgroup_failure(group: SubgroupRun, metric: str) -> str:
     """Why a subgroup fails a run whose whole corpus passes: its value, and how far below the reference."""
     if group.quality_value is None:
         return f"the {group.id} subgroup is not scored"
-    return (f"the {group.id} subgroup fails its rule: {metric} {group.quality_value:.6f}, degradation "
+    return (f"the {group.id} subgroup fails its rule: {reader_name(metric)} {group.quality_value:.6f}, degradation "
             f"{group.degradation or 0.0:.6f} against its reference")
 
 

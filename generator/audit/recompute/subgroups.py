@@ -13,7 +13,7 @@ from generator.audit.idsets import Codes, as_array, ints
 from generator.audit.inputs.protocol import Quality
 from generator.audit.readers.labelfile import LabelFile
 from generator.audit.recompute.jsonrecord import JsonRecord
-from generator.core.metrics import compute_metric, metric_from_codes, quality_rule_holds
+from generator.core.metrics import compute_metric, defined, metric_from_codes, quality_rule_holds
 
 __all__ = ["GroupTruth", "SubgroupRun", "SubgroupSummary", "judge_codes", "judge_labels", "prepare", "summarise"]
 
@@ -106,20 +106,22 @@ def judge_codes(groups: Sequence[GroupTruth], quality: Quality, truth: Codes, pr
     is not scored), `observed` its IDs (None: no file), `missing` how many expected IDs it lacks."""
     out = []
     for g in groups:
-        value = (metric_from_codes(quality.metric, truth[g.positions], pred[g.positions], n_classes)
+        value = (defined(metric_from_codes(quality.metric, truth[g.positions], pred[g.positions], n_classes))
                  if pred is not None and g.size else None)
         out.append(_verdict(g, value, _unfinished(g, observed, missing), quality.direction))
     return out
 
 
 def judge_labels(groups: Sequence[GroupTruth], quality: Quality, reference: Mapping[str, str],
-                 predicted: Mapping[str, str] | None, scored: bool) -> list[SubgroupRun]:
+                 predicted: Mapping[str, str] | None, scored: bool,
+                 classes: Sequence[str] | None = None) -> list[SubgroupRun]:
     """The same with Python dictionaries (the straightforward path): `predicted` maps the file's IDs to labels."""
     out = []
     for g in groups:
         ids = g.ids.to_pylist()
         unfinished = len(ids) if predicted is None else sum(1 for i in ids if i not in predicted)
-        value = (compute_metric(quality.metric, [reference[i] for i in ids], [predicted[i] for i in ids])
+        value = (defined(compute_metric(quality.metric, [reference[i] for i in ids], [predicted[i] for i in ids],
+                                        classes))
                  if scored and predicted is not None and ids else None)
         out.append(_verdict(g, value, unfinished, quality.direction))
     return out

@@ -25,10 +25,12 @@ from typing import Any, Protocol
 
 from generator.core.errors import EnvironmentProblemError, UsageError
 from generator.core.safefiles import sha256_file
+from generator.gpu.campaign_registered import corpus_mistakes, refuse
+from generator.gpu.corpus_folder import read_folder, read_texts
 from generator.gpu.environment import collect_environment, import_torch
 from generator.gpu.measure import DTYPES
 
-CORPUS_FILE, REFERENCE_FILE = "eval.jsonl", "eval-reference.csv"
+read_corpus = read_texts  # the timed chain's reading of the texts (eval.jsonl or eval.csv)
 
 
 class BatchModel(Protocol):
@@ -98,21 +100,9 @@ class Plan:
 
 
 def corpus_revision(corpus_file: Path) -> str:
-    """The revision string the protocol registers: the name and the start of the file's SHA-256."""
-    return "debian-descriptions-eval@sha256:" + sha256_file(corpus_file)[:16]
-
-
-def read_corpus(path: Path, limit: int | None = None) -> tuple[list[str], list[str]]:
-    """IDs and texts of a JSON-lines corpus, in file order (the registered input order); its first `limit` only
-    when given (the warm-up's)."""
-    ids, texts = [], []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                ids.append(str(record["id"]))
-                texts.append(str(record["text"]))
-    return (ids, texts) if limit is None else (ids[:limit], texts[:limit])
+    """The content fingerprint of the corpus whose texts file this is (`content-sha256:<64 hex>` of its expected
+    IDs and the reference labels beside it): the value `check` recomputes from the campaign folder."""
+    return read_folder(corpus_file.parent).fingerprint
 
 
 def classify(model: BatchModel, ids: list[str], texts: list[str], batch: int,
@@ -133,38 +123,34 @@ def classify(model: BatchModel, ids: list[str], texts: list[str], batch: int,
     return done
 
 
-def make_plan(config: CampaignConfig) -> Plan:
-    """Read and cross-check the protocol, corpus and reference; raise UsageError before anything runs."""
+def make_plan(config: CampaignConfig, raw: bytes | None = None) -> Plan:
+    """Read and cross-check the protocol (`raw`, else the file), corpus and reference; raise UsageError before
+    anything runs."""
     try:
-        raw = config.protocol.read_bytes()
+        raw = config.protocol.read_bytes() if raw is None else raw
         protocol = json.loads(raw.decode("utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"cannot read the protocol {config.protocol}: {exc}") from None
-    corpus_file, ref_file = config.corpus / CORPUS_FILE, config.corpus / REFERENCE_FILE
-    for f in (corpus_file, ref_file):
-        if not f.is_file():
-            raise UsageError(f"{f} is missing: --corpus must hold {CORPUS_FILE} and {REFERENCE_FILE}")
+    corpus = read_folder(config.corpus)
+    ids, reference = corpus.ids, corpus.reference
     try:
-        revision = corpus_revision(corpus_file)
-        ids, _ = read_corpus(corpus_file)
-        with ref_file.open(encoding="utf-8-sig", newline="") as fh:
-            reference = {r["id"]: r["label"] for r in csv.DictReader(fh)}
         exps = protocol["experiments"]
         fixed = exps[0]["fixed"]
         classes = list(protocol["classes"])
-        registered = protocol["corpus"]["revision"]
+        refuse(corpus_mistakes(protocol, corpus, config.corpus))
+        revision = str(protocol["corpus"]["revision"])
     except (KeyError, IndexError, TypeError, ValueError, OSError) as exc:
         raise UsageError(f"the protocol or corpus lacks a required part ({type(exc).__name__}: {exc})") from None
-    if registered != revision:
-        raise UsageError(f"the corpus {corpus_file} has revision {revision}, the protocol registers {registered}")
     if protocol.get("corpora"):
         raise UsageError("several corpora (corpora) are not supported: `campaign run` processes the one corpus it is "
                          "given; run each corpus's series with its own protocol")
-    if len(set(ids)) != len(ids) or set(ids) != set(reference):
-        raise UsageError(f"{CORPUS_FILE} and {REFERENCE_FILE} do not hold the same unique IDs")
+    unlisted = sorted(set(reference.values()) - set(classes))
+    if unlisted:
+        raise UsageError(f"the reference labels {', '.join(map(repr, unlisted[:5]))} are not among the protocol's "
+                         f"classes: add them to /classes (it lists {json.dumps(classes, ensure_ascii=False)})")
     for exp in exps:
         _check_experiment(exp, fixed)
-    plan = Plan(protocol=protocol, protocol_bytes=raw, corpus_path=corpus_file, corpus_revision=revision, ids=ids,
+    plan = Plan(protocol=protocol, protocol_bytes=raw, corpus_path=corpus.texts_file, corpus_revision=revision, ids=ids,
                 reference=reference, classes=classes, experiments=exps,
                 subgroups=_subgroups(protocol, config.corpus, set(ids)))
     for exp in exps:

@@ -33,6 +33,8 @@ from generator.gpu.campaign_inputs import (
     load_model,
     make_plan,
 )
+from generator.gpu.campaign_registered import Mistake, refuse, registration_mistakes
+from generator.gpu.campaign_registered import filled as fill_placeholders
 from generator.gpu.campaign_rows import (
     MAX_ERROR,
     csv_bytes,
@@ -46,6 +48,7 @@ from generator.gpu.campaign_rows import (
     write_csv,
 )
 from generator.gpu.campaign_session import Loaded, Session, timed_run
+from generator.gpu.corpus_folder import read_folder
 from generator.gpu.environment import parse_device
 from generator.gpu.lot import Lot, sharded_phase
 from generator.gpu.phases import counters_for, phase_row, run_phase, utc_now
@@ -214,10 +217,14 @@ def _write_files(folder: Path, files: dict[str, bytes]) -> None:
         write_new_file(folder / rel, data, what="campaign file")
 
 
-def prepare_campaign(config: CampaignConfig) -> list[str]:
-    """Write a new campaign folder at config.out holding only the registered files (no model, no GPU): the folder
-    `gpu-audit register` seals on a workstation before `campaign run` runs its protocol on the GPU machine."""
-    plan = make_plan(config)
+def prepare_campaign(config: CampaignConfig) -> tuple[list[str], list[Mistake]]:
+    """Write a new campaign folder at config.out holding only the registered files (no GPU): the folder
+    `gpu-audit register` seals on a workstation before `campaign run` runs its protocol on the GPU machine. The
+    protocol's placeholders are set to the corpus's fingerprint and size and, given config.model, the model's
+    revisions (`campaign_registered.filled`); the files and what was set."""
+    raw, filled = fill_placeholders(config.protocol.read_bytes() if config.protocol.is_file() else b"",
+                                    read_folder(config.corpus), config.corpus, config.model)
+    plan = make_plan(config, raw or None)
     files = registered_files(plan, config)
     tmp = _new_output(config.out)
     try:
@@ -226,7 +233,7 @@ def prepare_campaign(config: CampaignConfig) -> list[str]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return list(files)
+    return list(files), filled
 
 
 def run_campaign(config: CampaignConfig, source: SealedSource | None = None,
@@ -238,6 +245,9 @@ def run_campaign(config: CampaignConfig, source: SealedSource | None = None,
     if source is not None and seal is not None:
         raise UsageError(f"{source.root} is sealed already: run it without --key (sealing it again now would "
                          "replace the registration by a later one)")
+    if config.protocol.is_file():  # before anything runs, every registered value the files contradict at once
+        refuse(registration_mistakes(config.protocol.read_bytes(), read_folder(config.corpus), config.corpus,
+                                     config.model)[1])
     plan = make_plan(config)
     world = lot_size(plan)
     first = parse_device(config.device) if config.device != "cpu" else 0

@@ -23,9 +23,10 @@ __all__ = ["FORM", "carried", "fingerprint", "fingerprint_findings", "fingerprin
            "revision_check"]
 
 # The fingerprint's form, and the one a revision carries it in: `<name>@content-sha256:<hex>` (the name and its `@`
-# optional), with all 64 hex digits or the first 16. A revision without it carries no content fingerprint: the
-# `<name>@sha256:<16 hex>` form `campaign run` registers is the SHA-256 of the texts file (eval.jsonl), which no
-# campaign folder holds, so `check` records it as written and cannot tie it to bytes (docs/campaign-folder.md).
+# optional), with all 64 hex digits or the first 16 (`campaign run` registers it: generator/gpu/corpus_folder). A
+# revision without it carries no content fingerprint: the `<name>@sha256:<16 hex>` form `campaign run` registered
+# before issue 49 is the SHA-256 of the texts file (eval.jsonl), which no campaign folder holds, so `check` records
+# it as written and cannot tie it to bytes (docs/campaign-folder.md).
 FORM = "content-sha256:"
 _CARRIED = re.compile(r"content-sha256:(.*)\Z", re.IGNORECASE | re.DOTALL)
 _DIGITS = re.compile(r"[0-9a-fA-F]{16}|[0-9a-fA-F]{64}", re.ASCII)

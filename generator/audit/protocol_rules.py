@@ -4,8 +4,6 @@ model and tokenizer revisions (immutable)."""
 
 from __future__ import annotations
 
-import re
-
 from generator.audit import rentals
 from generator.audit.campaign import DEFAULT_FILES, CampaignFolder, template_example
 from generator.audit.findings import Finding, Severity, make_finding
@@ -13,6 +11,7 @@ from generator.audit.inputs.protocol import Protocol
 from generator.audit.recompute import cost
 from generator.audit.textsafety import FORMULA, FORMULA_FIX, FORMULA_RULE, formula_like, visible
 from generator.core.metrics import METRICS
+from generator.core.revisions import IMMUTABLE, MOVING
 
 FILE_ROLES = {"expected_ids": "expected IDs", "reference": "reference", "raw_results": "raw results",
               "tariffs": "tariffs"}
@@ -205,23 +204,11 @@ def check_run_order(protocol: Protocol, file: str, out: list[Finding]) -> None:
                 "measure again after registering it if the runs followed none"))
 
 
-# The immutable forms of a model or tokenizer revision: a 40-hex commit (the Hub's snapshot), the SHA-256 of one file
-# or of the `sha256sum` listing of several (what `campaign run` writes: generator/gpu/hfmodel.files_revision), the
-# reference classifier's tokenisation (generator/gpu/textclf.tokenizer_revision), and a model that tokenises
-# itself (generator/gpu/campaign_inputs.EntryPoint), whose model revision is then the one that pins it.
-_IMMUTABLE = {
-    "model_revision": re.compile(r"[0-9a-f]{40}|sha256(?:sum)?:[0-9a-f]{64}", re.ASCII),
-    "tokenizer_revision": re.compile(r"[0-9a-f]{40}|sha256(?:sum)?:[0-9a-f]{64}"
-                                     r"|hashed-words-crc32-uni\+bigram-v1-b[0-9]+-c[0-9]+"
-                                     r"|[A-Za-z_][\w.]*:[A-Za-z_]\w* \(tokenises itself\)",
-                                     re.ASCII)}
-# Names that move: a branch, a tag or a version number points at other weights tomorrow.
-_MOVING = re.compile(r"(?i)refs/.*|main|master|head|latest|trunk|dev(elop(ment)?)?|stable|nightly|default|release"
-                     r"|current|tip|v[0-9]+(\.[0-9]+)*([-.+][a-z0-9.]+)?|[0-9]+(\.[0-9]+)+([-.+][a-z0-9.]+)?|[0-9]{1,4}",
-                     re.ASCII)
 _REVISION_FIX = ("write the 40-hex commit the files were downloaded at (the Hub snapshot folder's name), "
                  "sha256:<64 hex> of the weights file, or sha256sum:<64 hex> of the `sha256sum` listing of its files "
-                 "(what `gpu-audit campaign run` writes), in protocol.json, the grid and the measurements alike")
+                 "(what `gpu-audit campaign run` writes), in protocol.json, the grid and the measurements alike; "
+                 "`gpu-audit campaign prepare PROTOCOL --corpus CORPUS --model MODEL` writes the model's own into a "
+                 "new registration")
 
 
 def check_revisions(protocol: Protocol, file: str, out: list[Finding]) -> None:
@@ -229,9 +216,9 @@ def check_revisions(protocol: Protocol, file: str, out: list[Finding]) -> None:
     wherever it is written; a synthetic campaign (synthetic_data true) may name its stand-ins, never by a moving
     name, since nothing else it writes is a measurement of a real model."""
     for i, exp in enumerate(protocol.experiments):
-        for key, pattern in _IMMUTABLE.items():
+        for key, pattern in IMMUTABLE.items():  # one rule with `campaign run` (core.revisions)
             value: str = getattr(exp.fixed, key)
-            moving = _MOVING.fullmatch(value.strip()) is not None
+            moving = MOVING.fullmatch(value.strip()) is not None
             if pattern.fullmatch(value) or (protocol.synthetic_data and not moving and value.strip()):
                 continue
             why = ("a name that moves: the files it points at change without the name changing" if moving else

@@ -97,9 +97,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     source, sealer = _sealing(args)
     result = campaign_run.run_campaign(_config(args), source=source, seal=sealer)
-    env = result.environment
-    print(f"{env.get('gpu_name') or 'CPU (test only)'} ({env['device']}), torch {env['torch_version']}, "
-          f"{env.get('runtime')} {env.get('runtime_version')}, driver {env.get('driver_version')}")
+    print(_machine(result.environment))
     print(f"{'experiment/variant':<24} {'phase':<5} {'run':>3} {'outcome':<8} {'seconds':>10} {'quality':>9} "
           f"{'accepted':<8} {'peak_alloc':>12} {'peak_resv':>12}")
     for row in result.rows:
@@ -113,6 +111,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 1 if result.failed_attempts else 0
 
 
+def _machine(env: dict[str, Any]) -> str:
+    """The summary's first line, in words: the GPU, torch, the runtime and the driver, or what is absent."""
+    if not env.get("gpu_name"):
+        return f"CPU (test run), no GPU driver, torch {env.get('torch_version') or 'unknown'}"
+    runtime = " ".join(str(env[k]) for k in ("runtime", "runtime_version") if env.get(k)) or "runtime not reported"
+    driver = f"driver {env['driver_version']}" if env.get("driver_version") else "driver version not read"
+    return f"{env['gpu_name']} ({env['device']}), torch {env.get('torch_version') or 'unknown'}, {runtime}, {driver}"
+
+
 def _blank(value: Any) -> Any:
     """An unmeasured cell of the summary table: empty, never 0."""
     return "" if value is None else value
@@ -122,10 +129,13 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
     from generator.gpu import campaign_run  # noqa: PLC0415
 
     out = Path(args.out)
-    files = campaign_run.prepare_campaign(campaign_run.CampaignConfig(
-        protocol=Path(args.protocol), model="", corpus=Path(args.corpus[0]), device="", out=out,
+    files, filled = campaign_run.prepare_campaign(campaign_run.CampaignConfig(
+        protocol=Path(args.protocol), model=args.model or "", corpus=Path(args.corpus[0]), device="", out=out,
         further_corpora=tuple(Path(c) for c in args.corpus[1:])))
     print(f"wrote {out}: {', '.join(files)}")
+    for mistake in filled:  # the placeholders set: the registration is what protocol.json now says
+        print(f"{out / 'protocol.json'}: set {', '.join(mistake.pointers)} to "
+              f"{json.dumps(mistake.value, ensure_ascii=False)} ({mistake.what})")
     print(f"seal it here: gpu-audit register {out} --key KEY.pem --cert CERT.pem --tsa URL; then carry it, the "
           f"model and the corpus to the GPU machine and run: python3 -m generator campaign run {out / 'protocol.json'} "
           "--model MODEL --corpus CORPUS --device cuda:0 --out CAMPAIGN_DIR")
@@ -147,9 +157,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "gpu-audit-head.pt; loaded offline), a reference-classifier .pt file (from `campaign train`), "
                         "or module:function (a batch function: texts in, labels out); see docs/gpu.md")
     p.add_argument("--corpus", required=True, metavar="CORPUS", action="append",
-                   help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label); repeated for a protocol "
-                        "whose work is several corpora: the protocol's corpus first, then one per entry of its "
-                        "corpora, in their order")
+                   help="folder with eval.jsonl or eval.csv (id, text) and eval-reference.csv (id,label), "
+                        "expected-ids.csv (id) optional (docs/gpu.md); repeated for a protocol whose work is several "
+                        "corpora: the protocol's corpus first, then one per entry of its corpora, in their order")
     p.add_argument("--device", required=True, metavar="DEVICE", help="explicit GPU device cuda:N")
     p.add_argument("--out", required=True, metavar="CAMPAIGN_DIR",
                    help="the campaign folder to create (must not exist)")
@@ -163,14 +173,21 @@ def _add_prepare(csub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     pr = csub.add_parser(
         "prepare", help="write a campaign folder's registered files, for `gpu-audit register` to seal before the runs",
         description="Write OUT_DIR with what `campaign run` writes before its first phase and nothing else: "
-        "protocol.json (PROTOCOL byte for byte), the expected IDs and reference from CORPUS, the published tariffs "
-        "and the subgroups' ID files. Seal it with `gpu-audit register OUT_DIR --key ... --cert ... --tsa URL` on "
-        "the workstation, then run `campaign run OUT_DIR/protocol.json` on the GPU machine, which checks every "
-        "sealed file and carries the seal into the campaign. Needs no model and no GPU.")
+        "protocol.json (PROTOCOL byte for byte, or with its placeholders set: the corpus's content fingerprint and "
+        "size, and with --model the model's and tokenizer's revisions), the expected IDs and reference from CORPUS, "
+        "the published tariffs and the subgroups' ID files. Seal it with `gpu-audit register OUT_DIR --key ... "
+        "--cert ... --tsa URL` on the workstation, then run `campaign run OUT_DIR/protocol.json` on the GPU "
+        "machine, which checks every "
+        "sealed file and carries the seal into the campaign. Needs no GPU. A registered value that is not the files' "
+        "is refused (exit 2) with the value to set.")
     pr.add_argument("protocol", metavar="PROTOCOL", help="the protocol.json to register")
     pr.add_argument("--corpus", required=True, metavar="CORPUS", action="append",
-                    help="folder with eval.jsonl (id, text) and eval-reference.csv (id,label); repeated for several "
-                         "corpora: the protocol's corpus first, then those of its corpora in their order")
+                    help="folder with eval.jsonl or eval.csv (id, text) and eval-reference.csv (id,label), "
+                         "expected-ids.csv (id) optional (docs/gpu.md); repeated for several corpora: the protocol's "
+                         "corpus first, then those of its corpora in their order")
+    pr.add_argument("--model", metavar="MODEL",
+                    help="the model `campaign run` will be given: its model and tokenizer revisions are written where "
+                         "PROTOCOL holds a placeholder (a value that names no checksum)")
     pr.add_argument("--out", required=True, metavar="OUT_DIR", help="the folder to create (must not exist)")
     pr.set_defaults(handler=_cmd_prepare)
 

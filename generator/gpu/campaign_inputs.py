@@ -25,10 +25,12 @@ from typing import Any, Protocol
 
 from generator.core.errors import EnvironmentProblemError, UsageError
 from generator.core.safefiles import sha256_file
+from generator.gpu.campaign_registered import corpus_accepts, corpus_mistakes, refuse
+from generator.gpu.corpus_folder import read_folder, read_texts
 from generator.gpu.environment import collect_environment, import_torch
 from generator.gpu.measure import DTYPES
 
-CORPUS_FILE, REFERENCE_FILE = "eval.jsonl", "eval-reference.csv"
+read_corpus = read_texts  # the timed chain's reading of the texts (eval.jsonl or eval.csv)
 
 
 class BatchModel(Protocol):
@@ -129,21 +131,9 @@ class Plan:
 
 
 def corpus_revision(corpus_file: Path) -> str:
-    """The revision string the protocol registers: the name and the start of the file's SHA-256."""
-    return "debian-descriptions-eval@sha256:" + sha256_file(corpus_file)[:16]
-
-
-def read_corpus(path: Path, limit: int | None = None) -> tuple[list[str], list[str]]:
-    """IDs and texts of a JSON-lines corpus, in file order (the registered input order); its first `limit` only
-    when given (the warm-up's)."""
-    ids, texts = [], []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                ids.append(str(record["id"]))
-                texts.append(str(record["text"]))
-    return (ids, texts) if limit is None else (ids[:limit], texts[:limit])
+    """The content fingerprint of the corpus whose texts file this is (`content-sha256:<64 hex>` of its expected
+    IDs and the reference labels beside it): the value `check` recomputes from the campaign folder."""
+    return read_folder(corpus_file.parent).fingerprint
 
 
 def classify(model: BatchModel, ids: list[str], texts: list[str], batch: int,
@@ -164,48 +154,43 @@ def classify(model: BatchModel, ids: list[str], texts: list[str], batch: int,
     return done
 
 
-def read_corpus_folder(folder: Path, registered: str, expected_ids_file: str, reference_file: str,
-                       what: str) -> CorpusData:
-    """One corpus folder (eval.jsonl and eval-reference.csv) read and checked against the revision `what`
-    registers (the protocol's field)."""
-    corpus_file, ref_file = folder / CORPUS_FILE, folder / REFERENCE_FILE
-    for f in (corpus_file, ref_file):
-        if not f.is_file():
-            raise UsageError(f"{f} is missing: each --corpus must hold {CORPUS_FILE} and {REFERENCE_FILE}")
-    try:
-        revision = corpus_revision(corpus_file)
-        ids, _ = read_corpus(corpus_file)
-        with ref_file.open(encoding="utf-8-sig", newline="") as fh:
-            reference = {r["id"]: r["label"] for r in csv.DictReader(fh)}
-    except (KeyError, TypeError, ValueError, OSError) as exc:
-        raise UsageError(f"the corpus {folder} lacks a required part ({type(exc).__name__}: {exc})") from None
-    if registered != revision:
-        raise UsageError(f"the corpus {corpus_file} has revision {revision}, {what} registers {registered}")
-    if len(set(ids)) != len(ids) or set(ids) != set(reference):
-        raise UsageError(f"{corpus_file} and {ref_file} do not hold the same unique IDs")
-    return CorpusData(corpus_file, revision, ids, reference, expected_ids_file, reference_file)
+def read_corpus_folder(folder: Path, registered: Any, expected_ids_file: str, reference_file: str,
+                       pointer: str) -> CorpusData:
+    """One further corpus folder (eval.jsonl or eval.csv, eval-reference.csv) read and checked against the
+    revision the protocol registers at `pointer`: one line with the value to set where it does not name it."""
+    corpus = read_folder(folder)
+    if not isinstance(registered, str) or not corpus_accepts(registered, corpus.fingerprint, corpus.texts_file):
+        raise UsageError(f"the content fingerprint of {folder} (its expected IDs and reference labels) is "
+                         f"{json.dumps(corpus.fingerprint)}; the protocol registers {pointer} "
+                         f"{json.dumps(registered, ensure_ascii=False)}: set it to {json.dumps(corpus.fingerprint)} "
+                         "before the runs")
+    return CorpusData(corpus.texts_file, registered, corpus.ids, corpus.reference, expected_ids_file, reference_file)
 
 
 def _corpora(protocol: dict[str, Any], config: CampaignConfig) -> list[CorpusData]:
-    """The work's corpora: --corpus for the protocol's `corpus`, then one --corpus per entry of `corpora`."""
+    """The work's corpora: --corpus for the protocol's `corpus` (its revision, size and each experiment's
+    fixed.corpus_revision checked at once), then one --corpus per entry of `corpora`."""
     further = list(protocol.get("corpora") or [])
     if len(further) != len(config.further_corpora):
         raise UsageError(f"the protocol's work is {1 + len(further)} corpora (corpus and {len(further)} in corpora), "
                          f"but {1 + len(config.further_corpora)} --corpus folder(s) were given: give one --corpus "
                          "per corpus, the protocol's corpus first, then those of corpora in their order")
     files = protocol["files"]
-    out = [read_corpus_folder(config.corpus, protocol["corpus"]["revision"], files["expected_ids"], files["reference"],
-                              "the protocol's corpus.revision")]
+    first = read_folder(config.corpus)
+    refuse(corpus_mistakes(protocol, first, config.corpus))
+    out = [CorpusData(first.texts_file, str(protocol["corpus"]["revision"]), first.ids, first.reference,
+                      files["expected_ids"], files["reference"])]
     for i, (entry, folder) in enumerate(zip(further, config.further_corpora, strict=True)):
         out.append(read_corpus_folder(folder, entry["revision"], entry["expected_ids"], entry["reference"],
-                                      f"the protocol's corpora[{i}].revision"))
+                                      f"/corpora/{i}/revision"))
     return out
 
 
-def make_plan(config: CampaignConfig) -> Plan:
-    """Read and cross-check the protocol, corpora and references; raise UsageError before anything runs."""
+def make_plan(config: CampaignConfig, raw: bytes | None = None) -> Plan:
+    """Read and cross-check the protocol (`raw`, else the file), corpora and references; raise UsageError before
+    anything runs."""
     try:
-        raw = config.protocol.read_bytes()
+        raw = config.protocol.read_bytes() if raw is None else raw
         protocol = json.loads(raw.decode("utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"cannot read the protocol {config.protocol}: {exc}") from None
@@ -214,8 +199,12 @@ def make_plan(config: CampaignConfig) -> Plan:
         fixed = exps[0]["fixed"]
         classes = list(protocol["classes"])
         corpora = _corpora(protocol, config)
-    except (KeyError, IndexError, TypeError, ValueError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, OSError) as exc:
         raise UsageError(f"the protocol or corpus lacks a required part ({type(exc).__name__}: {exc})") from None
+    unlisted = sorted({label for c in corpora for label in c.reference.values()} - set(classes))
+    if unlisted:
+        raise UsageError(f"the reference labels {', '.join(map(repr, unlisted[:5]))} are not among the protocol's "
+                         f"classes: add them to /classes (it lists {json.dumps(classes, ensure_ascii=False)})")
     first = corpora[0]
     for exp in exps:
         _check_experiment(exp, fixed, len(corpora))

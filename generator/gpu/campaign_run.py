@@ -31,6 +31,8 @@ from generator.gpu.campaign_inputs import (
     make_plan,
     registered_variants,
 )
+from generator.gpu.campaign_registered import Mistake, refuse, registration_mistakes
+from generator.gpu.campaign_registered import filled as fill_placeholders
 from generator.gpu.campaign_resume import resume_variant
 from generator.gpu.campaign_rows import (
     csv_bytes,
@@ -45,6 +47,7 @@ from generator.gpu.campaign_rows import (
     write_csv,
 )
 from generator.gpu.campaign_session import Loaded, Session
+from generator.gpu.corpus_folder import read_folder
 from generator.gpu.environment import parse_device
 from generator.gpu.lot import Lot
 from generator.gpu.phases import counters_for, run_phase, utc_now
@@ -123,10 +126,14 @@ def _write_files(folder: Path, files: dict[str, bytes]) -> None:
         write_new_file(folder / rel, data, what="campaign file")
 
 
-def prepare_campaign(config: CampaignConfig) -> list[str]:
-    """Write a new campaign folder at config.out holding only the registered files (no model, no GPU): the folder
-    `gpu-audit register` seals on a workstation before `campaign run` runs its protocol on the GPU machine."""
-    plan = make_plan(config)
+def prepare_campaign(config: CampaignConfig) -> tuple[list[str], list[Mistake]]:
+    """Write a new campaign folder at config.out holding only the registered files (no GPU): the folder
+    `gpu-audit register` seals on a workstation before `campaign run` runs its protocol on the GPU machine. The
+    protocol's placeholders are set to the corpus's fingerprint and size and, given config.model, the model's
+    revisions (`campaign_registered.filled`); the files and what was set."""
+    raw, filled = fill_placeholders(config.protocol.read_bytes() if config.protocol.is_file() else b"",
+                                    read_folder(config.corpus), config.corpus, config.model)
+    plan = make_plan(config, raw or None)
     files = registered_files(plan, config)
     tmp = _new_output(config.out)
     try:
@@ -135,7 +142,7 @@ def prepare_campaign(config: CampaignConfig) -> list[str]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return list(files)
+    return list(files), filled
 
 
 def run_campaign(config: CampaignConfig, source: SealedSource | None = None,
@@ -147,6 +154,9 @@ def run_campaign(config: CampaignConfig, source: SealedSource | None = None,
     if source is not None and seal is not None:
         raise UsageError(f"{source.root} is sealed already: run it without --key (sealing it again now would "
                          "replace the registration by a later one)")
+    if config.protocol.is_file():  # before anything runs, every registered value the files contradict at once
+        refuse(registration_mistakes(config.protocol.read_bytes(), read_folder(config.corpus), config.corpus,
+                                     config.model)[1])
     plan = make_plan(config)
     world = lot_size(plan)
     first = parse_device(config.device) if config.device != "cpu" else 0

@@ -130,7 +130,9 @@ class HFClassifier:
 
     def cut(self, texts: Sequence[str]) -> list[bool]:
         """Which texts the registered context truncates (their token count, special tokens included, exceeds it)."""
-        ids = self.tokenizer(list(texts), truncation=False, add_special_tokens=True)["input_ids"]
+        # verbose=False: counting past the model's length is the point here (the runs truncate), so transformers'
+        # "will result in indexing errors" warning does not apply
+        ids = self.tokenizer(list(texts), truncation=False, add_special_tokens=True, verbose=False)["input_ids"]
         return [len(x) > self.context for x in ids]
 
     def predict(self, texts: Sequence[str]) -> list[str]:

@@ -37,6 +37,15 @@ def tokenizer_revision(buckets: int, context: int) -> str:
     return f"hashed-words-crc32-uni+bigram-v1-b{buckets}-c{context}"
 
 
+def saved_tokenizer_revision(path: Path, context: int) -> str:
+    """The tokenizer revision a saved model gets at this context, read on the CPU (its bucket count)."""
+    try:
+        saved = _torch().load(path, map_location="cpu", weights_only=True)
+        return tokenizer_revision(int(saved["config"]["buckets"]), context)
+    except Exception as exc:  # noqa: BLE001 - torch.load fails on a foreign file with any error
+        raise UsageError(f"{path} is not a reference-classifier file ({type(exc).__name__}: {exc})") from None
+
+
 def words(text: str, context: int) -> list[str]:
     """Lower-cased [a-z0-9]+ words; only the first `context` are kept (the registered truncation)."""
     return _WORD.findall(text.lower())[:context]

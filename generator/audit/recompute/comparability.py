@@ -15,6 +15,7 @@ SHARED_COLUMNS = (
     "corpus_revision", "model_revision", "tokenizer_revision", "seed", "precision", "batch", "context",
     "gpu_model", "gpu_count", "device", "driver_version", "python_version", "torch_version", "runtime_version",
 )
+REVISION_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision")
 # Protocol `fixed` keys checked against each row.
 FIXED_COLUMNS = ("corpus_revision", "model_revision", "tokenizer_revision", "precision", "batch", "context", "seed",
                  "gpu_count")
@@ -45,9 +46,7 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
             out.append(make_finding("fixed-value-mismatch", E, grid_file,
                                     f"{column} {row.cell(column)!r} differs from the value held fixed, {fixed!r}",
                                     line=line, field=column, claimed=row.cell(column), recomputed=fixed,
-                                    rule="protocol experiments[].fixed",
-                                    fix="only the declared variable may change; study other changes in a separate "
-                                        "experiment"))
+                                    rule="protocol experiments[].fixed", fix=_fixed_fix(exp, column, row.cell(column))))
     out.extend(_warmup_findings(exp, row, line, grid_file))
     out.extend(seeds.row_findings(exp, row, line, grid_file))
     rental = exp.rental
@@ -62,6 +61,16 @@ def _row_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) 
                                     rule="protocol experiments[].rental",
                                     fix="report the package actually committed, as registered"))
     return out
+
+
+def _fixed_fix(exp: ExperimentSpec, column: str, ran: object) -> str:
+    """What to do about a row that ran another value than the one held fixed: for a revision, what to register."""
+    if column in REVISION_COLUMNS:
+        return (f"the runs used the {column.removesuffix('_revision')} whose revision is {ran}: if those are the files "
+                f"meant, register {ran} as fixed.{column} of experiment {exp.id!r} in a new protocol before its runs "
+                "(`gpu-audit campaign run` checks the registered revisions against the files and names the value), "
+                "and run it; a registration corrected after the runs registers nothing")
+    return "only the declared variable may change; study other changes in a separate experiment"
 
 
 def _warmup_findings(exp: ExperimentSpec, row: GridRow, line: int, grid_file: str) -> list[Finding]:

@@ -269,5 +269,5 @@ def test_further_corpus_folders_must_match_the_protocol(base: dict[str, Any], tm
     r = run_cli(*common)
     assert r.code == 2 and "give one --corpus per corpus" in r.err
     r = run_cli(*common, "--corpus", str(base["corpora"][1]))
-    assert r.code == 2 and "corpora[0].revision registers second@r1" in r.err
+    assert r.code == 2 and '/corpora/0/revision "second@r1": set it to "content-sha256:' in r.err
     assert not (tmp_path / "camp").exists()

@@ -49,7 +49,8 @@ def other_format(tag: str) -> str | None:
 
 def parse(xml: bytes) -> Any:
     """The CII tree, parsed with no entity resolution, no DTD and no network; anything else is refused
-    (ValueError, one line: another format is named, with what to ask the provider for)."""
+    (ValueError, one line: another format is named, with what to ask the provider for; the parser's own words,
+    where there are, as its second argument)."""
     from lxml import etree
 
     if b"<!DOCTYPE" in xml or b"<!ENTITY" in xml:  # refused unparsed: entity definitions are never read
@@ -59,7 +60,7 @@ def parse(xml: bytes) -> Any:
     try:
         root = etree.fromstring(xml, parser)
     except etree.XMLSyntaxError as exc:
-        raise ValueError(f"it is not well-formed XML ({exc})") from None
+        raise ValueError("it is not well-formed XML: it is damaged, or no XML at all", str(exc)) from None
     if root.getroottree().docinfo.doctype:
         raise ValueError("it declares a DTD or entities, which a CII invoice never does")
     refusal = other_format(root.tag) if isinstance(root.tag, str) else "its root is no element"

@@ -154,6 +154,9 @@ BAD = {  # name -> (the file's bytes, its file name, a words the sentence must h
     "a web page": (lambda: b"<!DOCTYPE html><html><body>Sign in</body></html>", "invoice.pdf", "web page"),
     "PDF without XML": (lambda: visible_pdf(Invoice(example_lines())), "invoice.pdf", "no Factur-X or ZUGFeRD XML"),
     "encrypted PDF": (_encrypted, "invoice.pdf", "password"),
+    "an Order-X order": (lambda: b'<?xml version="1.0"?>\n<rsm:SCRDMCCBDACIOMessageStructure xmlns:rsm='
+                         b'"urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100"/>', "order.xml",
+                         "an Order-X purchase order, not an invoice"),
     "schema error": (comma_amount, "invoice.xml", '(BT-131, element LineTotalAmount) of invoice line 1 holds '
                                                   '"2.071,00", which is not a number'),
     "credit note in MINIMUM": (minimum_credit_note, "invoice.xml", "the reference to the preceding invoice"),

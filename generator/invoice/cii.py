@@ -24,6 +24,8 @@ OTHER_FORMATS = {
     ("urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2", "CreditNote"): "a UBL 2.1 credit note",
     ("urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:2", "CrossIndustryInvoice"):
         "a CII invoice of an older UN/CEFACT schema",
+    ("urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100", "SCRDMCCBDACIOMessageStructure"):
+        "an Order-X purchase order, not an invoice,",
 }
 PRODUCT = "ram:SpecifiedTradeProduct"
 LINE_TOTALS = "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation"

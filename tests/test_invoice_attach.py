@@ -154,7 +154,7 @@ def test_pdf_without_facturx_xml_is_refused(run_cli, built: Path, keys: tuple[Pa
     out = tmp_path / "out.pdf"
     r = run_cli("invoice", "attach", str(plain), str(built), "-o", str(out), "--trust", str(keys[1]))
     assert r.code == 2
-    assert "no Factur-X or ZUGFeRD invoice XML" in r.err
+    assert "no Factur-X or ZUGFeRD XML attachment" in r.err and "ask the provider for the electronic invoice" in r.err
     assert not out.exists()
 
 

@@ -245,7 +245,7 @@ def test_the_reader_refuses_each_hostile_xml_with_sockets_disabled(case: str, tm
         answer = invoice_read._answer({"path": str(path)})
     finally:
         enable_socket()
-    assert set(answer) == {"error"}, answer
+    assert "error" in answer and set(answer) <= {"error", "detail"}, answer  # detail: the parser's own words
     expected = {"billion-laughs": "DTD or entities", "external-entity": "DTD or entities", "deep": "well-formed",
                 "huge": "larger than", "not-cii": "not a UN/CEFACT CII"}[case]
     assert expected in answer["error"], answer

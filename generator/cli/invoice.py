@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,13 +21,35 @@ UNIT_NAMES = {"C62": "one", "H87": "piece", "LO": "lot", "HUR": "hours", "DAY": 
               "WEE": "weeks", "MON": "months", "ANN": "years"}
 
 
+VERBOSE_HELP = ("for an invoice that cannot be read, also print the reader's own words (the schema validator's or the "
+                "PDF reader's message) for the provider")
+
+
+@contextmanager
+def _reader_words(verbose: bool) -> Iterator[None]:
+    """An unreadable invoice's sentence, with the reader's own words on a line of their own under --verbose, else
+    a pointer to them."""
+    from generator.invoice.read import InvoiceUnreadableError
+
+    try:
+        yield
+    except InvoiceUnreadableError as exc:
+        if not exc.detail:
+            raise
+        more = (f"\n  the reader's own words, for the provider: {exc.detail}" if verbose else
+                " (--verbose adds the reader's own words, for the provider)")
+        raise InvoiceUnreadableError(f"{exc}{more}", exc.detail) from None
+
+
 def _cmd_attach(args: argparse.Namespace) -> int:
     from generator.core.termtext import escape_terminal
     from generator.invoice.attach import attach_bundle
 
     trust = trust_of(args)
-    done = attach_bundle(Path(args.invoice), Path(args.bundle), Path(args.out), trust=trust,
-                         allow_unsigned=args.allow_unsigned, limits=limits_of(args), attach_anyway=args.attach_anyway)
+    with _reader_words(args.verbose):
+        done = attach_bundle(Path(args.invoice), Path(args.bundle), Path(args.out), trust=trust,
+                             allow_unsigned=args.allow_unsigned, limits=limits_of(args),
+                             attach_anyway=args.attach_anyway)
     for row in _findings(done.check.findings):
         print(escape_terminal(row))
     inv = done.check.invoice
@@ -77,6 +101,7 @@ def _add_attach(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--attach-anyway", action="store_true",
                    help="attach the bundle even when the invoice contradicts it, with the findings written into the "
                         "attachment's description")
+    p.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     add_trust_options(p)
     add_limits(p, BUNDLE_LIMITS)
     p.set_defaults(handler=_cmd_attach)
@@ -198,7 +223,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:  # as `verify`: a line before the verdict, never after
         warnings.simplefilter("always")
         trust = trust_of(args)
-        result = check_invoice(Path(args.invoice), Path(args.bundle), trust, allow_unsigned=args.allow_unsigned)
+        with _reader_words(args.verbose):
+            result = check_invoice(Path(args.invoice), Path(args.bundle), trust, allow_unsigned=args.allow_unsigned)
     add_library_warnings(result.report, caught)
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
@@ -245,4 +271,5 @@ def _add_check(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip, or its decision-note.pdf")
     add_trust_options(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     p.set_defaults(handler=_cmd_check)

@@ -27,6 +27,7 @@ from generator.core.errors import (
     UsageError,
 )
 from generator.core.limits import Limits, limit_message, resolve
+from generator.invoice.read import Invoice, InvoiceUnreadableError, read_invoice
 
 if TYPE_CHECKING:
     from generator.invoice.check import InvoiceCheck
@@ -79,19 +80,25 @@ def _read_regular(path: Path, what: str, max_bytes: int, limits: Limits) -> byte
     return data
 
 
-def _invoice_xml(path: Path, data: bytes) -> None:
-    """Refuse an invoice that is not a PDF or carries no Factur-X/ZUGFeRD XML valid against its XSD."""
+def _invoice_xml(path: Path, data: bytes) -> Invoice:
+    """The invoice read as `invoice check` reads it, refused with its sentence for finance when it cannot be (or
+    when it is no PDF); then the factur-x library must find an invoice XML valid against its XSD in it too."""
     import facturx
     from lxml import etree
 
+    from generator.invoice.refusal import ASK_AGAIN, ASK_EINVOICE, plain
+
     if b"%PDF-" not in data[:1024]:  # where PDF readers look for the header
-        raise InvoiceRefusedError(f"{path}: not a PDF file; give the Factur-X or ZUGFeRD invoice PDF")
+        raise InvoiceRefusedError(f"{path}: it is not a PDF file, so no invoice to attach a bundle to; give the "
+                                  f"Factur-X or ZUGFeRD invoice PDF, else {ASK_EINVOICE}")
+    read = _read_copy(path, data)
     try:
         with _quiet_facturx():
             _, xml = facturx.get_xml_from_pdf(data, check_xsd=True)
     except Exception as exc:  # noqa: BLE001 - pypdf and lxml raise many types on a damaged file
-        raise InvoiceRefusedError(f"{path}: the PDF cannot be read ({type(exc).__name__}: {exc}); give the "
-                                  "invoice PDF as the provider sent it") from None
+        raise InvoiceUnreadableError(f"{path}: the factur-x library cannot open the PDF that gpu-audit's reader "
+                                     f"read, so it is damaged or crafted; {ASK_AGAIN}",
+                                     plain(f"{type(exc).__name__}: {exc}")) from None
     flavor = None
     if xml:
         try:
@@ -99,9 +106,23 @@ def _invoice_xml(path: Path, data: bytes) -> None:
         except Exception:  # noqa: BLE001 - a flavor the library cannot name is no invoice
             flavor = None
     if flavor not in _INVOICE_FLAVORS:
-        raise InvoiceRefusedError(f"{path}: the PDF carries no Factur-X or ZUGFeRD invoice XML (an attachment "
-                                  "such as factur-x.xml, valid against its XSD); attach bundles to an electronic "
-                                  "invoice only")
+        raise InvoiceRefusedError(f"{path}: the factur-x library finds no Factur-X or ZUGFeRD invoice XML valid "
+                                  "against its XSD in the PDF, where gpu-audit's reader read one; attach bundles to "
+                                  f"an electronic invoice only: {ASK_AGAIN}")
+    return read
+
+
+def _read_copy(invoice: Path, data: bytes) -> Invoice:
+    """The invoice's very bytes read in the bounded child, as `invoice check` reads them (the file may change
+    after it was read into memory)."""
+    with tempfile.TemporaryDirectory(prefix="gpu-audit-attach-") as tmp:
+        copy = Path(tmp) / invoice.name
+        copy.write_bytes(data)
+        try:
+            return read_invoice(copy)
+        except InvoiceUnreadableError as exc:
+            raise InvoiceUnreadableError(f"{invoice}: the invoice cannot be read, so the bundle was not attached: "
+                                         f"{str(exc).partition(': ')[2]}", exc.detail) from None
 
 
 def _sig_fields(fields: Any, depth: int = 0) -> bool:
@@ -222,8 +243,8 @@ def _names_taken(path: Path, pdf: Any, ours: tuple[str, ...]) -> None:
     """Refuse an invoice already carrying an attachment (anywhere: the name tree, /AF, an annotation) whose file
     name is ours or could be taken for ours: `pdfdetach -savefile decision-note.pdf` would extract theirs."""
     from generator.core.codes import TABLES
+    from generator.invoice.embedded import embedded_files
     from generator.invoice.money import InvoiceFinding
-    from generator.invoice.read import embedded_files
 
     try:
         files = embedded_files(pdf)
@@ -277,22 +298,13 @@ class Attached:
     check: InvoiceCheck
 
 
-def _reconciled(invoice: Path, data: bytes, report: Report) -> InvoiceCheck:
-    """The invoice's very bytes (read in the bounded child, as `invoice check` reads them) reconciled with the
-    decision the bundle's verification read; an invoice that cannot be read is an UnreadableInputError (exit 2)."""
+def _reconciled(invoice: Path, read: Invoice, report: Report) -> InvoiceCheck:
+    """The invoice read (its very bytes, in the bounded child) reconciled with the decision the bundle's
+    verification read."""
     import json
 
     from generator.invoice.check import InvoiceCheck, reconciled
-    from generator.invoice.read import read_invoice
 
-    with tempfile.TemporaryDirectory(prefix="gpu-audit-attach-") as tmp:
-        copy = Path(tmp) / invoice.name
-        copy.write_bytes(data)
-        try:
-            read = read_invoice(copy)
-        except UnreadableInputError as exc:
-            raise UnreadableInputError(f"{invoice}: the invoice cannot be reconciled with the bundle, so it is not "
-                                       f"attached: {str(exc).partition(': ')[2]}") from None
     if report.decision is None:
         raise InvoiceBundleNotVerifiedError(f"{invoice}: the verified bundle holds no readable decision.json; "
                                             "nothing was written")
@@ -323,8 +335,8 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
     once the invoice is reconciled with the bundle.
 
     The bundle is verified first as `gpu-audit verify` would, with the same trust rules: one that does not
-    verify raises InvoiceBundleNotVerifiedError (exit 1). An invoice that is not a PDF, has no Factur-X or
-    ZUGFeRD XML, or is signed raises InvoiceRefusedError; one the invoice reader cannot read, UnreadableInputError.
+    verify raises InvoiceBundleNotVerifiedError (exit 1). An invoice that is not a PDF or is signed raises
+    InvoiceRefusedError; one the invoice reader cannot read (no Factur-X or ZUGFeRD XML), InvoiceUnreadableError.
     The invoice is then reconciled with the bundle's decision as `invoice check` does: with findings nothing is
     written (Attached.written is None) unless `attach_anyway`, and then every finding goes into the bundle
     attachment's description. Both files are attached as associated files (/AFRelationship /Supplement); the
@@ -337,13 +349,14 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
         raise OutputExistsError(f"{out} already exists; an invoice copy is never overwritten: give a new path")
     lim = resolve(limits)
     data = _read_regular(invoice, "invoice", lim.max_pdf_bytes, lim)
-    _invoice_xml(invoice, data)
+    read = _invoice_xml(invoice, data)
     try:
         pdf = pikepdf.open(io.BytesIO(data))
     except pikepdf.PasswordError:
         raise InvoiceRefusedError(f"{invoice}: the PDF is encrypted; give the invoice without a password") from None
     except pikepdf.PdfError as exc:
-        raise InvoiceRefusedError(f"{invoice}: the PDF cannot be read ({exc})") from None
+        raise InvoiceUnreadableError(f"{invoice}: the PDF cannot be opened to attach the bundle: it is damaged; "
+                                     "ask the provider to send the invoice again", str(exc)) from None
     with pdf:
         what = _signature(pdf, data)
         if what is not None:
@@ -355,7 +368,7 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
         if note is None:
             raise InvoiceBundleNotVerifiedError(f"{bundle}: the verified bundle holds no {PDF_PATH}; nothing was "
                                                 "written")
-        check = _reconciled(invoice, data, report)
+        check = _reconciled(invoice, read, report)
         if check.findings and not attach_anyway:
             return Attached(None, check)
         zip_description, note_description = _descriptions(report, check, _zip_name(report))

@@ -24,6 +24,8 @@ OTHER_FORMATS = {
     ("urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2", "CreditNote"): "a UBL 2.1 credit note",
     ("urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:2", "CrossIndustryInvoice"):
         "a CII invoice of an older UN/CEFACT schema",
+    ("urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100", "SCRDMCCBDACIOMessageStructure"):
+        "an Order-X purchase order, not an invoice,",
 }
 PRODUCT = "ram:SpecifiedTradeProduct"
 LINE_TOTALS = "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation"
@@ -49,7 +51,8 @@ def other_format(tag: str) -> str | None:
 
 def parse(xml: bytes) -> Any:
     """The CII tree, parsed with no entity resolution, no DTD and no network; anything else is refused
-    (ValueError, one line: another format is named, with what to ask the provider for)."""
+    (ValueError, one line: another format is named, with what to ask the provider for; the parser's own words,
+    where there are, as its second argument)."""
     from lxml import etree
 
     if b"<!DOCTYPE" in xml or b"<!ENTITY" in xml:  # refused unparsed: entity definitions are never read
@@ -59,7 +62,7 @@ def parse(xml: bytes) -> Any:
     try:
         root = etree.fromstring(xml, parser)
     except etree.XMLSyntaxError as exc:
-        raise ValueError(f"it is not well-formed XML ({exc})") from None
+        raise ValueError("it is not well-formed XML: it is damaged, or no XML at all", str(exc)) from None
     if root.getroottree().docinfo.doctype:
         raise ValueError("it declares a DTD or entities, which a CII invoice never does")
     refusal = other_format(root.tag) if isinstance(root.tag, str) else "its root is no element"

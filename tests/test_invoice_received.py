@@ -1,0 +1,222 @@
+"""Invoices as received (issue #50): read wherever the factur-x library reads them, refused in sentences for finance.
+
+The PDFs are made by real tools in the providers' shapes: the factur-x library's own (its /EF direct), pikepdf's
+with the /EF made indirect, and Mustang's (PDFBox's) layout: the file specification in the name tree and in the
+catalog's /AF, /AFRelationship /Alternative or /Data, an indirect /EF whose /F and /UF name one stream. Each is
+read in this process (the reader's `_answer`, the child's work, without a child per invoice) and reconciled.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import facturx
+import pikepdf
+import pytest
+from drafthorse.models.document import Document
+from invoices import Invoice, cii_xml, example_lines, facturx_pdf, visible_pdf
+from lxml import etree
+
+from generator.invoice import read as invoice_read
+from generator.invoice.check import Committed, committed_packages, reconcile
+from generator.invoice.embedded import xml_of_pdf
+
+RAM = "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}"
+
+
+@pytest.fixture(scope="module")
+def committed(signed: tuple[Path, Path]) -> list[Committed]:
+    return committed_packages(json.loads((signed[0] / "data" / "decision.json").read_text(encoding="utf-8")))
+
+
+def _saved(pdf: pikepdf.Pdf) -> bytes:
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def pikepdf_indirect_ef(xml: bytes) -> bytes:
+    """pikepdf's attachment (its /EF direct, as pikepdf writes it), the /EF then made an indirect object."""
+    pdf = pikepdf.open(io.BytesIO(visible_pdf(Invoice(example_lines()))))
+    pdf.attachments["factur-x.xml"] = pikepdf.AttachedFileSpec(pdf, xml, mime_type="text/xml")
+    spec = pdf.Root.Names.EmbeddedFiles.Names[1]
+    assert not spec.EF.is_indirect  # pikepdf writes it direct
+    spec.EF = pdf.make_indirect(spec.EF)
+    return _saved(pdf)
+
+
+def mustang_pdf(xml: bytes, relationship: str = "/Alternative", kids: bool = False) -> bytes:
+    """The layout Mustang (PDFBox) writes, made with pikepdf: one file specification, indirect, in the name tree
+    (under one level of /Kids when `kids`) and in the catalog's /AF, with /AFRelationship; its /EF an indirect
+    dictionary whose /F and /UF are one stream of /Subtype text/xml with its /Params."""
+    pdf = pikepdf.open(io.BytesIO(visible_pdf(Invoice(example_lines()))))
+    stream = pdf.make_stream(xml, Type=pikepdf.Name.EmbeddedFile, Subtype=pikepdf.Name("/text/xml"),
+                             Params=pikepdf.Dictionary(Size=len(xml), ModDate="D:20261010120000+02'00'"))
+    ef = pdf.make_indirect(pikepdf.Dictionary(F=stream, UF=stream))
+    spec = pdf.make_indirect(pikepdf.Dictionary(
+        Type=pikepdf.Name.Filespec, F="factur-x.xml", UF="factur-x.xml", EF=ef,
+        Desc="Invoice metadata conforming to ZUGFeRD standard", AFRelationship=pikepdf.Name(relationship)))
+    leaf = pikepdf.Dictionary(Names=pikepdf.Array([pikepdf.String("factur-x.xml"), spec]))
+    if kids:
+        leaf.Limits = pikepdf.Array([pikepdf.String("factur-x.xml")] * 2)
+        leaf = pikepdf.Dictionary(Kids=[pdf.make_indirect(leaf)])
+    pdf.Root.Names = pikepdf.Dictionary(EmbeddedFiles=pdf.make_indirect(leaf))
+    pdf.Root.AF = pdf.make_indirect(pikepdf.Array([spec]))
+    return _saved(pdf)
+
+
+SHAPES = {
+    "factur-x library": lambda xml: facturx.generate_from_binary(visible_pdf(Invoice(example_lines())), xml,
+                                                                 flavor="factur-x", level="en16931"),
+    "pikepdf, /EF indirect": pikepdf_indirect_ef,
+    "Mustang, /Alternative": mustang_pdf,
+    "Mustang, /Data": lambda xml: mustang_pdf(xml, "/Data"),
+    "Mustang, under /Kids": lambda xml: mustang_pdf(xml, kids=True),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_providers_shape_is_read_as_the_factur_x_library_reads_it_and_reconciled(
+        shape: str, tmp_path: Path, committed: list[Committed]) -> None:
+    xml = cii_xml(Invoice(example_lines()))
+    data = SHAPES[shape](xml)
+    with pikepdf.open(io.BytesIO(data)) as pdf:  # the factur-x library writes /EF direct, the others not
+        assert pdf.attachments["factur-x.xml"].obj.EF.is_indirect == (shape != "factur-x library")
+    assert facturx.get_xml_from_pdf(data, check_xsd=True) == ("factur-x.xml", xml)
+    assert xml_of_pdf(data) == ("factur-x.xml", xml)
+    path = tmp_path / "invoice.pdf"
+    path.write_bytes(data)
+    invoice = invoice_read.invoice_of(path, invoice_read._answer({"path": str(path)}))
+    assert invoice.source == "invoice.pdf (factur-x.xml)" and reconcile(invoice, committed) == []
+
+
+def test_a_mustang_style_invoice_checks_out_on_the_command_line(tmp_path: Path, signed: tuple[Path, Path],
+                                                               run_cli) -> None:
+    path = tmp_path / "mustang.pdf"
+    path.write_bytes(mustang_pdf(cii_xml(Invoice(example_lines()))))
+    r = run_cli("invoice", "check", str(path), str(signed[0]), "--trust", str(signed[1]))
+    assert r.code == 0 and r.out.splitlines()[-1].startswith("OK: invoice ITG-2026-0042"), r.out + r.err
+
+
+# ------------------------------------------------------------------------------------------ refusals for finance
+
+def minimum_credit_note() -> bytes:
+    """A credit note in the Factur-X MINIMUM profile naming the invoice it corrects (InvoiceReferencedDocument,
+    which that profile does not hold), as drafthorse writes it when not asked to validate."""
+    doc = Document()
+    doc.context.guideline_parameter.id = "urn:factur-x.eu:1p0:minimum"
+    doc.header.id = "ITG-2026-0043"
+    doc.header.type_code = "381"
+    doc.header.issue_date_time = date(2026, 10, 12)
+    doc.trade.agreement.seller.name = "IteraGPU (test fixture)"
+    doc.trade.agreement.seller.address.country_id = "FR"
+    doc.trade.agreement.buyer.name = "Example Org (test fixture)"
+    doc.trade.settlement.currency_code = "USD"
+    doc.trade.settlement.invoice_referenced_document.issuer_assigned_id = "ITG-2026-0042"
+    totals = doc.trade.settlement.monetary_summation
+    totals.tax_basis_total = Decimal("110.00")
+    totals.tax_total = (Decimal("22.00"), "USD")
+    totals.grand_total = Decimal("132.00")
+    totals.due_amount = Decimal("132.00")
+    xml: bytes = doc.serialize(schema=None)
+    return xml
+
+
+def comma_amount() -> bytes:
+    """The example invoice with a line amount written as a German page prints it, "2.071,00"."""
+    root = etree.fromstring(cii_xml(Invoice(example_lines())))
+    next(root.iter(f"{RAM}LineTotalAmount")).text = "2.071,00"
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+
+
+def _pdf_with(*attachments: tuple[str, bytes]) -> bytes:
+    pdf = pikepdf.open(io.BytesIO(visible_pdf(Invoice(example_lines()))))
+    for name, content in attachments:
+        pdf.attachments[name] = pikepdf.AttachedFileSpec(pdf, content, mime_type="text/xml")
+    return _saved(pdf)
+
+
+def _encrypted() -> bytes:
+    pdf = pikepdf.open(io.BytesIO(facturx_pdf(Invoice(example_lines()))))
+    out = io.BytesIO()
+    pdf.save(out, encryption=pikepdf.Encryption(owner="o", user="secret"))
+    return out.getvalue()
+
+
+BAD = {  # name -> (the file's bytes, its file name, a words the sentence must hold)
+    "truncated PDF": (lambda: facturx_pdf(Invoice(example_lines()))[:15], "invoice.pdf", "damaged or cut short"),
+    "not a PDF": (lambda: b"\x89PNG\r\n\x1a\n" + bytes(64), "invoice.pdf", "neither a PDF nor an XML"),
+    "a web page": (lambda: b"<!DOCTYPE html><html><body>Sign in</body></html>", "invoice.pdf", "web page"),
+    "PDF without XML": (lambda: visible_pdf(Invoice(example_lines())), "invoice.pdf", "no Factur-X or ZUGFeRD XML"),
+    "encrypted PDF": (_encrypted, "invoice.pdf", "password"),
+    "an Order-X order": (lambda: b'<?xml version="1.0"?>\n<rsm:SCRDMCCBDACIOMessageStructure xmlns:rsm='
+                         b'"urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100"/>', "order.xml",
+                         "an Order-X purchase order, not an invoice"),
+    "schema error": (comma_amount, "invoice.xml", '(BT-131, element LineTotalAmount) of invoice line 1 holds '
+                                                  '"2.071,00", which is not a number'),
+    "credit note in MINIMUM": (minimum_credit_note, "invoice.xml", "the reference to the preceding invoice"),
+    "credit note in MINIMUM, as PDF": (lambda: facturx.generate_from_binary(
+        visible_pdf(Invoice(example_lines())), minimum_credit_note(), flavor="factur-x", level="minimum",
+        check_xsd=False), "invoice.pdf", "not valid against the Factur-X MINIMUM profile"),
+    "two XMLs": (lambda: _pdf_with(("factur-x.xml", cii_xml(Invoice(example_lines()))),
+                                   ("Invoice.xml", cii_xml(Invoice(example_lines()[:1])))), "invoice.pdf",
+                 "The factur-x library reads Invoice.xml"),
+    "a look-alike": (lambda: _pdf_with(("factur-x.xml", b"%PDF-1.7 not the XML"),
+                                       ("invoice.xml", cii_xml(Invoice(example_lines())))), "invoice.pdf",
+                     "The factur-x library reads invoice.xml (it skips what is no invoice), while a reader that goes "
+                     "by the file name takes factur-x.xml, which is no invoice"),
+}
+CLASS_PREFIX = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception|Invalid):")
+
+
+def _for_finance(sentence: str) -> None:
+    assert "object at 0x" not in sentence and not CLASS_PREFIX.search(sentence), sentence
+    assert "{urn:" not in sentence and "Here is the error" not in sentence, sentence
+    assert "ask the provider" in sentence, sentence
+
+
+def test_every_bad_invoice_is_refused_in_a_sentence_for_finance(tmp_path: Path) -> None:
+    """All of them read in this process, as the child reads them: one sentence each naming what is wrong and
+    what to ask the provider for, no Python repr, no class name, no raw schema text."""
+    for case, (made, name, words) in BAD.items():
+        path = tmp_path / case.replace(" ", "-").replace(",", "") / name
+        path.parent.mkdir()
+        path.write_bytes(made())
+        answer = invoice_read._answer({"path": str(path)})
+        assert "error" in answer, case
+        _for_finance(answer["error"])
+        assert words in answer["error"], (case, answer["error"])
+
+
+def test_the_minimum_credit_note_names_the_field_and_keeps_the_schema_text_for_verbose(
+        tmp_path: Path, signed: tuple[Path, Path], run_cli) -> None:
+    path = tmp_path / "credit-note.xml"
+    path.write_bytes(minimum_credit_note())
+    assert facturx.get_xml_from_pdf(SHAPES["factur-x library"](cii_xml(Invoice(example_lines()))))[0]
+    r = run_cli("invoice", "check", str(path), str(signed[0]), "--trust", str(signed[1]))
+    assert r.code == 2 and r.out == "" and r.err.count("\n") == 1, r.out + r.err
+    _for_finance(r.err)
+    assert ("this invoice XML is not valid against the Factur-X MINIMUM profile it declares: on its line 36, the "
+            "reference to the preceding invoice, which a credit note names (BG-3, element InvoiceReferencedDocument) "
+            "is not allowed in this profile at that place") in r.err, r.err
+    assert "--verbose adds the reader's own words" in r.err
+    r = run_cli("invoice", "check", str(path), str(signed[0]), "--trust", str(signed[1]), "--verbose")
+    assert r.code == 2 and "{urn:" in r.err and "InvoiceReferencedDocument" in r.err.splitlines()[1], r.err
+
+
+def test_invoice_attach_refuses_a_truncated_pdf_in_the_same_words(tmp_path: Path, signed: tuple[Path, Path],
+                                                                   run_cli) -> None:
+    path = tmp_path / "invoice.pdf"
+    path.write_bytes(facturx_pdf(Invoice(example_lines()))[:15])
+    r = run_cli("invoice", "attach", str(path), str(signed[0]), "-o", str(tmp_path / "out.pdf"), "--trust",
+                str(signed[1]))
+    assert r.code == 2 and r.err.count("\n") == 1 and not (tmp_path / "out.pdf").exists(), r.err
+    _for_finance(r.err)
+    assert "the bundle was not attached: it starts as a PDF but cannot be opened" in r.err, r.err
+    r = run_cli("invoice", "attach", str(path), str(signed[0]), "-o", str(tmp_path / "out.pdf"), "--verbose")
+    assert r.code == 2 and "unable to find trailer" in r.err and "object at 0x" not in r.err, r.err

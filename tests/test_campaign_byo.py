@@ -124,6 +124,8 @@ def test_prepare_writes_the_revisions_where_the_protocol_holds_placeholders(byo:
     said = byo["prepared"].stdout
     assert f'set /corpus/revision, /experiments/0/fixed/corpus_revision to "{content}"' in said
     assert f'set /experiments/0/fixed/model_revision to "{fixed["model_revision"]}"' in said
+    # the command to run next names the model and the corpus folder given, not placeholders to fill in again
+    assert f'--model {byo["model"]} --corpus {byo["corpus"]} --device cuda:0' in said
 
 
 def test_the_run_speaks_in_words(byo: dict[str, Any]) -> None:

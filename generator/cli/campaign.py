@@ -136,9 +136,11 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
     for mistake in filled:  # the placeholders set: the registration is what protocol.json now says
         print(f"{out / 'protocol.json'}: set {', '.join(mistake.pointers)} to "
               f"{json.dumps(mistake.value, ensure_ascii=False)} ({mistake.what})")
+    corpora = " ".join(f"--corpus {c}" for c in args.corpus)  # the folders given, in the order run needs them
     print(f"seal it here: gpu-audit register {out} --key KEY.pem --cert CERT.pem --tsa URL; then carry it, the "
-          f"model and the corpus to the GPU machine and run: python3 -m generator campaign run {out / 'protocol.json'} "
-          "--model MODEL --corpus CORPUS --device cuda:0 --out CAMPAIGN_DIR")
+          f"model and the {'corpora' if len(args.corpus) > 1 else 'corpus'} to the GPU machine and run: python3 -m "
+          f"generator campaign run {out / 'protocol.json'} --model {args.model or 'MODEL'} {corpora} --device cuda:0 "
+          "--out CAMPAIGN_DIR")
     return 0
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, GRID, REPO, read_grid, write_grid
 
-from generator.render import filters, view
+from generator.render import filters, gridnotes, view
 
 NOTE_LENGTH = 9000
 EXTRA_ROWS = 100
@@ -82,8 +82,8 @@ def test_long_grid_notes_are_shortened_in_the_note_and_kept_whole_in_the_evidenc
     marker = (f"[shortened: {NOTE_LENGTH:,} characters; the whole note is in the grid, line {line}, "
               "and in decision.json]")
     assert marker in html
-    assert note[:view.NOTE_CHARS] in html and note not in html
-    assert "more distinct notes are not listed here" in html
+    assert note[:gridnotes.PART_CHARS] in html and note not in html
+    assert "more rows (parts of the notes of" in html
     # The whole text stays in the evidence: the bundle's copy of the grid and decision.json.
     assert note in (bundle / "inputs" / GRID).read_text(encoding="utf-8")
     decision = json.loads((bundle / "decision.json").read_text(encoding="utf-8"))
@@ -146,10 +146,10 @@ def _many_notes_decision(example: dict[str, Any], notes: int, failed_rows: int) 
 
 
 def test_lists_past_their_caps_are_summarised(example_decision: dict[str, Any]) -> None:
-    decision = _many_notes_decision(example_decision, view.NOTES_LISTED + 7, view.ROWS_LISTED + 5)
+    decision = _many_notes_decision(example_decision, gridnotes.PARTS_LISTED + 7, view.ROWS_LISTED + 5)
     shown = view.build_view(view.ReadDecision.of(decision))
-    assert len(shown.notes) == view.NOTES_LISTED
-    assert shown.notes_left_out >= 7
+    assert len(shown.notes.rows) == gridnotes.PARTS_LISTED
+    assert shown.notes.rows_left_out >= 7 and shown.notes.attempts_left_out >= 7
     assert len(shown.acceptance_rows) == view.ROWS_LISTED
     left = shown.acceptance_left_out
     assert left is not None and left.rows >= 5 and left.failed >= 5 and left.attempts >= left.rows

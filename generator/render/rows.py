@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.audit.findings import Finding
@@ -66,9 +67,11 @@ class LeftOut:
 
 @dataclass(frozen=True)
 class GridNote:
-    """A distinct grid note: where it is (`everywhere`: all attempts carry it), its text, cut at NOTE_CHARS."""
+    """Parts of the grid notes that the same attempts write (generator.render.gridnotes): how many attempts, the
+    attempts by configuration, the parts as written joined by semicolons (cut: `length` the whole length), the
+    attempts' grid lines."""
 
-    everywhere: int
+    attempts: int
     places: list[tuple[str, list[tuple[str, str]]]]
     text: str
     length: int | None
@@ -110,6 +113,31 @@ class FindingGroup:
     hidden: int
     follow_ons: int = 0  # the findings of this severity named under their cause instead
     follow: tuple[tuple[Finding, ...], ...] = ()  # for each entry, the first of the findings that follow from it
+    alike: tuple[Alike | None, ...] = ()  # for each entry, the findings it stands for when it is said more than once
+
+    def represented(self, entries: Sequence[Finding]) -> int:
+        """How many findings these entries (some of this group's) stand for."""
+        weight = {id(e): a.count for e, a in zip(self.entries, self.alike, strict=False) if a}
+        return sum(weight.get(id(e), 1) for e in entries)
+
+
+@dataclass(frozen=True)
+class Concern:
+    """What findings said alike concern, per experiment: its configurations named (`configurations`), or none
+    named when they are all the experiment's (`count` of them)."""
+
+    experiment: str
+    configurations: tuple[str, ...]
+    count: int
+
+
+@dataclass(frozen=True)
+class Alike:
+    """Findings that say the same word for word (code, file, line, field, text, fix, values) listed as one entry:
+    how many, and the configurations they concern, by experiment."""
+
+    count: int
+    concerns: tuple[Concern, ...]
 
 
 @dataclass(frozen=True)

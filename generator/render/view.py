@@ -6,7 +6,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
-from generator.audit.findings import FIRST_FOLLOW_ONS, Finding, FindingRef
 from generator.audit.inputs.work import ReferenceSource
 from generator.audit.recompute.decisionfile import read_decision
 from generator.audit.recompute.jsonrecord import to_json_value
@@ -16,6 +15,7 @@ from generator.audit.recompute.model import (
     Decision,
     DecisionDocument,
     Experiment,
+    FindingRef,
     InputFingerprint,
     QualityRule,
     Run,
@@ -31,14 +31,14 @@ from generator.core.bundleid import bundle_id
 from generator.render import fields as parts
 from generator.render import finance, i18n
 from generator.render.chartdata import ChartRequest, DurationSeries, MemoryPanel
-from generator.render.filters import shorten
 from generator.render.finance import CampaignTotal, Exclusion, RentedPackage, Signature, TailGroup
+from generator.render.findinglist import FINDINGS_PER_SEVERITY, finding_groups
+from generator.render.gridnotes import GridNotes, attempt_parts, grid_notes
 from generator.render.rows import (
     AttemptRow,
     Cell,
     EnvironmentRow,
     FindingGroup,
-    GridNote,
     LeftOut,
     MemoryPeak,
     RunView,
@@ -53,10 +53,7 @@ HTML_LANGUAGE = {"en": "en-US", "zh": "zh-Hans"}
 # What the note lists at most (docs/note.md): past these it says how many it left out and where they are
 # (decision.json, findings.json, the grid), so that the time to lay the note out stays bounded by these caps
 # and not by the size of the inputs. Every text is also cut at filters.TEXT_CHARS.
-FINDINGS_PER_SEVERITY = 100
 WARNINGS_ON_PAGE_ONE = 5  # listed under page 1's banner (the rest in "Findings"), so that page 1 stays one page
-NOTE_CHARS = 500  # of one grid note: about five lines of the notes table
-NOTES_LISTED = 20  # distinct grid notes
 ROWS_LISTED = 200  # rows of the acceptance table, and of the memory table
 DURATIONS_LISTED = 100  # raw durations in one cell of the timing table (the chart draws them all)
 CLAIM_COLUMNS = (
@@ -120,12 +117,14 @@ class NoteView:
     reference_origin: ReferenceSource | None  # where the reference value comes from; None: unregistered (page 1)
     looser: tuple[LooserRule, ...]  # subgroup rules looser than the corpus rule: page 1 shows each, with its reason
     configurations: tuple[Configuration, ...]
+    unpriced: list[Configuration]  # admissible but without a price: one sentence and one table
+    warned: list[tuple[tuple[str, ...], tuple[FindingRef, ...]]]  # the others' warnings, configurations alike as one
+    undefined_cost: list[tuple[bool, tuple[str, ...]]]  # the others' undefined costs: no price?, the configurations
     acceptance_rows: list[AttemptRow]
     acceptance_left_out: LeftOut | None
     memory_rows: list[AttemptRow]
     memory_left_out: LeftOut | None
-    notes: list[GridNote]
-    notes_left_out: int
+    notes: GridNotes
     findings_per_severity: int
     warnings_on_page_one: int
     durations_listed: int
@@ -165,26 +164,6 @@ def _run_view(run: Run) -> RunView:
     return RunView(run, tuple(cells), sets, parts.run_memory(run), run.outcome not in ("ok", "resumed"))
 
 
-def _index_list(indexes: list[int]) -> str:
-    """Run numbers with each series of three or more consecutive ones as a range: '1, 3–5'."""
-    parts: list[str] = []
-    start = 0
-    for i in range(1, len(indexes) + 1):
-        if i == len(indexes) or indexes[i] != indexes[i - 1] + 1:
-            series = indexes[start:i]
-            parts += [f"{series[0]}\u2013{series[-1]}"] if len(series) > 2 else [str(n) for n in series]
-            start = i
-    return ", ".join(parts)
-
-
-def attempt_parts(runs: Sequence[Run]) -> list[tuple[str, str]]:
-    """The attempts as (phase, run numbers) pairs, e.g. [('cold', '1'), ('warm', '1–5')]: the note words the phase."""
-    by_phase: dict[str, list[int]] = {}
-    for run in runs:
-        by_phase.setdefault(run.phase, []).append(run.run_index)
-    return [(phase, _index_list(sorted(indexes))) for phase, indexes in by_phase.items()]
-
-
 def attempt_list(runs: Sequence[Run]) -> str:
     """The attempts named by phase and number, e.g. 'cold 1, warm 1–5'."""
     return ", ".join(f"{phase} {numbers}" for phase, numbers in attempt_parts(runs))
@@ -213,27 +192,6 @@ def _acceptance_key(run: RunView) -> object:
 
 def _memory_key(run: RunView) -> object:
     return (run.run.outcome, parts.memory_key(run.run))
-
-
-def _notes(configs: Sequence[Configuration]) -> list[GridNote]:
-    """Each distinct note once, with the attempts that carry it (identical notes are not repeated) and their grid
-    lines; a note longer than NOTE_CHARS is cut there, and `length` gives the whole note's length."""
-    grouped: dict[str, dict[str, list[Run]]] = {}
-    total = 0
-    for c in configs:
-        for r in c.runs:
-            total += 1
-            if r.notes:
-                grouped.setdefault(r.notes, {}).setdefault(c.id, []).append(r)
-    notes = []
-    for text, by_config in grouped.items():
-        carried = sum(len(runs) for runs in by_config.values())
-        lines = sorted({r.line for runs in by_config.values() for r in runs})
-        cut, length = shorten(text, NOTE_CHARS)
-        notes.append(GridNote(total if carried == total else 0,
-                              [(cid, attempt_parts(runs)) for cid, runs in by_config.items()],
-                              cut, length, _index_list(lines), len(lines)))
-    return notes
 
 
 def _left_out(rows: list[AttemptRow]) -> LeftOut | None:
@@ -286,21 +244,21 @@ def _schedule(configs: Sequence[Configuration]) -> list[ScheduleRow]:
     return rows if any(name != "model_load" for r in rows for name, _ in r.setup) else []
 
 
-def _findings(findings: Sequence[Finding]) -> list[FindingGroup]:
-    """Each severity's findings: those that follow from no other one listed, each cause with the first of its
-    follow-ons (generator.audit.followons), the follow-ons counted."""
-    under: dict[FindingRef, list[Finding]] = {}
-    for f in findings:
-        if f.caused_by is not None:
-            under.setdefault(f.caused_by, []).append(f)
-    grouped = []
-    for severity in ("error", "warning", "info"):
-        items = tuple(f for f in findings if f.severity == severity)
-        top = tuple(f for f in items if f.caused_by is None)
-        listed = top[:FINDINGS_PER_SEVERITY]
-        grouped.append(FindingGroup(severity, len(items), listed, len(top) - len(listed), len(items) - len(top),
-                                    tuple(tuple(under.get(FindingRef.of(f), [])[:FIRST_FOLLOW_ONS]) for f in listed)))
-    return grouped
+def _alike_lines(configs: Sequence[Configuration], unpriced: Sequence[Configuration]
+                 ) -> tuple[list[tuple[tuple[str, ...], tuple[FindingRef, ...]]], list[tuple[bool, tuple[str, ...]]]]:
+    """What the list of all configurations says under it of those that are not in the unpriced table: their
+    warnings, and why their cost per accepted result is undefined, configurations alike in one line."""
+    warned: dict[tuple[FindingRef, ...], list[str]] = {}
+    undefined: dict[bool, list[str]] = {}
+    for c in configs:
+        if c in unpriced:
+            continue
+        if c.evidence and c.evidence.warnings:
+            warned.setdefault(tuple(c.evidence.warnings), []).append(c.id)
+        if c.cost_per_accepted_result.usd_minor is None:
+            undefined.setdefault(c.committed_budget_usd_minor is None, []).append(c.id)
+    return ([(tuple(ids), refs) for refs, ids in warned.items()],
+            [(no_price, tuple(ids)) for no_price, ids in undefined.items()])
 
 
 def _rows(configs: Sequence[Configuration]) -> tuple[list[AttemptRow], list[AttemptRow]]:
@@ -321,7 +279,8 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
     by_id = {c.id: c for c in configs}
     answer = d.decision.answer
     acceptance_rows, memory_rows = _rows(configs)
-    notes = _notes(configs)
+    unpriced = [by_id[u.configuration] for u in d.decision.unpriced if u.configuration in by_id]
+    warned, undefined_cost = _alike_lines(configs, unpriced)
     return NoteView(
         bundle_id=decision.bundle_id, language=HTML_LANGUAGE.get(language, language), signature=signature,
         packages=rented, package_of={e: p for p in rented for e in p.experiments},
@@ -338,14 +297,14 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
         reference_origin=d.rule.reference.origin() if d.rule else None,
         looser=looser_rules(d.rule.threshold, d.rule.tolerance, d.rule.direction, d.rule.subgroups or ())
         if d.rule else (),
-        configurations=configs,
+        configurations=configs, unpriced=unpriced, warned=warned, undefined_cost=undefined_cost,
         acceptance_rows=acceptance_rows[:ROWS_LISTED], acceptance_left_out=_left_out(acceptance_rows),
         memory_rows=memory_rows[:ROWS_LISTED], memory_left_out=_left_out(memory_rows),
-        notes=notes[:NOTES_LISTED], notes_left_out=len(notes[NOTES_LISTED:]),
+        notes=grid_notes(configs),
         findings_per_severity=FINDINGS_PER_SEVERITY, warnings_on_page_one=WARNINGS_ON_PAGE_ONE,
         durations_listed=DURATIONS_LISTED,
         environments=_environments(configs),
         schedule=_schedule(configs),
         measurement_files=[(c.id, c.measurement.file) for c in configs if c.measurement],
-        experiments=d.experiments, findings=_findings(d.findings), inputs=d.inputs,
+        experiments=d.experiments, findings=finding_groups(d.findings, configs), inputs=d.inputs,
     )

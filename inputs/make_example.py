@@ -274,7 +274,7 @@ def main() -> None:
                                                                         encoding="utf-8")
         protocol_experiments.append({
             "id": exp["id"],
-            "description": f"Batch series on one {exp['gpu']} lot (SYNTHETIC figures).",
+            "description": f"Batch series on one {exp['gpu_model']} lot (SYNTHETIC figures).",
             "variable": "batch",
             "variants": [{"id": v, "value": int(v[1:]), "measurement": f"measurements/{exp['id']}-{v}.json"} for v in variants],
             "fixed": {"corpus_revision": corpus_revision, "input_order": "expected-ids.csv order",

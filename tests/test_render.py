@@ -68,7 +68,7 @@ def test_figures_and_sections_are_in_the_pdf(rendered: Path) -> None:
     for expected in ("The pre-registered rule", "96 h on the real timeline",
                      "Smallest package that covers the window: 7 days", "USD 2,071.00",
                      "No p95 or other tail percentile for rtx4090-batch/b8: 4 warm runs are too few",
-                     "Errors (0)", "Warnings (1)", "Input files (SHA-256)", "NVIDIA GeForce RTX 4090",
+                     "No error finding.", "Warnings (1)", "Input files (SHA-256)", "NVIDIA GeForce RTX 4090",
                      "GeForce RTX 4090, batch 8 (rtx4090-batch/b8): ran out of GPU memory in 1 run "
                      "(kept as a failure)."):
         assert expected in text, expected

@@ -77,7 +77,7 @@ def looser_findings(protocol: Protocol) -> list[Finding]:
         out.append(make_finding(
             "subgroup-rule-looser-unexplained", Severity.WARNING, PROTOCOL_FILE,
             f"the {rule.subgroup} subgroup's own {rule.part} {rule.value} is looser than the corpus rule's "
-            f"{rule.main} ({q.direction}: {worse}), and {why}",
+            f"{rule.main} ({q.direction.replace('_', ' ')}: {worse}), and {why}",
             field=rule.field, claimed=rule.value, recomputed=rule.main,
             rule="a subgroup's own threshold or tolerance looser than the corpus rule needs a reason registered "
                  "before the runs: a rule loosened afterwards lets a configuration into the comparison unseen",

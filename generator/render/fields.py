@@ -72,6 +72,18 @@ def held_fixed(experiment: Experiment) -> list[tuple[str, object]]:
     return sorted(experiment.fixed.items(), key=lambda item: item[0].lower())
 
 
+# What an experiment holds fixed, in the words of the experiment's section (each labelled through the catalogue,
+# in this order); the revisions are identifiers, shown in the technical appendix with every field as written.
+READER_FIXED = ("batch", "precision", "context", "seed", "gpu_count", "input_order", "padding", "truncation",
+                "quantisation", "compile", "attention_backend", "deterministic")
+
+
+def fixed_in_words(experiment: Experiment) -> list[tuple[str, object]]:
+    """What the experiment holds fixed that a reader needs beside its description, in READER_FIXED's order: the
+    fields with a value (a null one is the declared variable, or the common seeds)."""
+    return [(k, experiment.fixed[k]) for k in READER_FIXED if experiment.fixed.get(k) is not None]
+
+
 def _seconds(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from generator.audit.recompute.model import FindingRef
 from generator.audit.textsafety import visible as _visible
-from generator.render.fields import held_fixed
+from generator.render.fields import fixed_in_words, held_fixed
 
 DASH = "\u2014"
 # The note's layout time grows with the square of an unbroken run of characters (WeasyPrint's overflow-wrap
@@ -136,5 +136,26 @@ def worded(gettext: Callable[[str], str], count: Callable[[object], str]) -> dic
     return {"yesno": yesno, "cut": cut}
 
 
+def degradation(value: object, gettext: Callable[[str], str] = _english,
+                metric: Callable[[object], str] = "{:.4f}".format) -> str:
+    """A degradation against the reference (positive: worse) as the reader says it: a negative one is an
+    improvement, worded so ("0.0327 better than the reference"), never "-0.0327"; one that rounds to zero at the
+    metric's four decimals is no change either way; None as a dash (no completed run)."""
+    _ = gettext
+    if value is None:
+        return DASH
+    shown = metric(abs(_number(value)))
+    if _number(value) >= 0 or shown == metric(0):
+        return metric(max(_number(value), 0.0))
+    return _("%(value)s better than the reference") % {"value": shown}
+
+
+def _number(value: object) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise TypeError(f"a degradation is a number, not {value!r}")
+
+
 FILTERS = {"chart_source": chart_source, "visible": visible, "plain": plain, "finding_where": finding_where,
-           "css_content": css_content, "held_fixed": held_fixed}
+           "css_content": css_content, "held_fixed": held_fixed,
+           "fixed_in_words": fixed_in_words}

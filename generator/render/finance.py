@@ -9,7 +9,7 @@ from generator.audit.recompute.gate import REASON_REFS
 from generator.audit.recompute.model import Configuration, DecisionDocument, FindingRef, Package
 from generator.audit.recompute.seeds import SEED
 from generator.audit.recompute.timing import MIN_FOR_TAIL
-from generator.render.fields import environment_value
+from generator.render.fields import environment_value, measured_gpu
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class RentedPackage:
     configurations: list[str]
     rental: str | None = None
     experiments: tuple[str, ...] = ()
+    gpu_name: str = ""  # the GPU's model name (gpu_name below), never the rental's slug where a name is known
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,23 @@ class Exclusion:
     reasons: list[Reason]
 
 
+def gpu_name(config: Configuration, package: Package | None = None) -> str:
+    """The GPU a configuration ran on as its model is named, from the data only: the tariffs' model_name, else
+    the name the measurement saw (gpu_name), else the grid's gpu_model; the rental's slug ("h200") only when no
+    file names the model."""
+    measured = measured_gpu(config.measurement)[0] if config.measurement else None
+    for name in (package.model_name if package else None, measured, environment_value(config, "gpu_model")):
+        if isinstance(name, str) and name.strip():
+            return name
+    return config.gpu
+
+
+def gpu_names(decision: DecisionDocument) -> dict[str, str]:
+    """Each configuration's GPU model name (gpu_name), by configuration id."""
+    package = {e.id: e.package for e in decision.experiments}
+    return {c.id: gpu_name(c, package.get(c.experiment_id)) for c in decision.configurations}
+
+
 def packages(decision: DecisionDocument) -> list[RentedPackage]:
     """One entry per rented package (one per rental: an experiment's own, or a shared one that several ran in;
     their configurations share it, so it counts once), with the GPUs the lots hold and the most any of its runs
@@ -101,7 +119,8 @@ def packages(decision: DecisionDocument) -> list[RentedPackage]:
         rows.append(RentedPackage(ids[0], p, paid, most_used,
                                   paid - most_used if paid is not None and most_used is not None
                                   and most_used < paid else 0,
-                                  [c.id for c in run], p.rental, tuple(ids)))
+                                  [c.id for c in run], p.rental, tuple(ids),
+                                  gpu_name(run[0], p) if run else p.model_name or p.gpu))
     return rows
 
 
@@ -183,6 +202,7 @@ def _seed_reasons(c: Configuration, configs: Sequence[Configuration]) -> list[Re
 
 
 def unpriced_gpus(decision: DecisionDocument) -> list[str]:
-    """The GPUs of the admissible configurations that have no published price (why the question has no answer)."""
-    by_id = {c.id: c for c in decision.configurations}
-    return sorted({by_id[u.configuration].gpu for u in decision.decision.unpriced if u.configuration in by_id})
+    """The GPUs of the admissible configurations that have no published price (why the question has no answer),
+    by their model names (gpu_name)."""
+    names = gpu_names(decision)
+    return sorted({names[u.configuration] for u in decision.decision.unpriced if u.configuration in names})

@@ -101,6 +101,30 @@ def metric_name_in(catalogue: NullTranslations) -> Callable[[object], str]:
     return lambda slug: names.get(str(slug), str(slug))
 
 
+def protocol_words(catalogue: NullTranslations) -> dict[str, dict[str, str]]:
+    """The protocol's enumerated values (protocol.schema.json) as a reader of the note's language says them: each
+    declared variable, each run order, and each step the timer covers."""
+    _ = catalogue.gettext
+    return {"declared_variable": {"batch": _("the batch size"), "precision": _("the precision"),
+                                  "context": _("the context limit"), "gpu_model": _("the GPU model"),
+                                  "gpu_count": _("the number of GPUs"), "seed": _("the seed"),
+                                  "input_order": _("the input order")},
+            "run_order": {"rotated": _("rotated"), "drawn": _("drawn in advance")},
+            "timer_step": {"read_corpus": _("reading the corpus"), "tokenization": _("tokenization"),
+                           "transfer": _("transfer to the GPU"), "inference": _("inference"),
+                           "materialize_predictions": _("the predictions brought back to the host"),
+                           "evaluation": _("scoring"), "write_results": _("writing the results")}}
+
+
+def protocol_filters(catalogue: NullTranslations) -> dict[str, Callable[[object], str]]:
+    """The template filters `declared_variable`, `run_order` and `timer_step`: an enumerated value in words; None
+    as a dash, and a value the schema does not know as written."""
+    def wording(names: dict[str, str]) -> Callable[[object], str]:
+        return lambda value: DASH if value is None else names.get(str(value), str(value))
+
+    return {name: wording(names) for name, names in protocol_words(catalogue).items()}
+
+
 def chart_fonts(language: str) -> list[str]:
     """The font families the charts draw with, in fallback order."""
     return ["DejaVu Sans", "Noto Sans CJK SC"] if language == "zh" else ["DejaVu Sans"]
@@ -108,18 +132,20 @@ def chart_fonts(language: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Punctuation:
-    """A full stop, the separators of a list (semicolon, comma) and the parentheses of an aside, as the language
-    writes them between words."""
+    """A full stop, the separators of a list (semicolon, comma), the parentheses of an aside and the colon that
+    ends a label (the space after it is the template's), as the language writes them between words."""
 
     stop: str
     semi: str
     comma: str
     open: str
     close: str
+    colon: str = ":"
 
 
 LATIN_PUNCTUATION = Punctuation(stop=".", semi="; ", comma=", ", open=" (", close=")")
-CHINESE_PUNCTUATION = Punctuation(stop="。", semi="；", comma="，", open="（", close="）")
+FRENCH_PUNCTUATION = Punctuation(stop=".", semi="; ", comma=", ", open=" (", close=")", colon="\u00a0:")
+CHINESE_PUNCTUATION = Punctuation(stop="。", semi="；", comma="，", open="（", close="）", colon="：")
 
 
 @dataclass(frozen=True)
@@ -130,8 +156,9 @@ class Formats:
 
     @property
     def punctuation(self) -> Punctuation:
-        """The marks that join translated pieces into a sentence: full-width in Chinese."""
-        return CHINESE_PUNCTUATION if self.language == "zh" else LATIN_PUNCTUATION
+        """The marks that join translated pieces into a sentence: full-width in Chinese; in French, a colon after
+        a no-break space."""
+        return {"zh": CHINESE_PUNCTUATION, "fr": FRENCH_PUNCTUATION}.get(self.language, LATIN_PUNCTUATION)
 
     @property
     def locale(self) -> Locale:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import itertools
 import json
@@ -23,9 +24,16 @@ from generator.core.resources import templates_dir
 from generator.core.safefiles import write_new_files
 from generator.core.worker import JsonWorker
 from generator.render.chartdata import ChartRequest
-from generator.render.filters import FILTERS, finalize_in, worded
+from generator.render.filters import FILTERS, degradation, finalize_in, worded
 from generator.render.finance import RENDERED, Signature
-from generator.render.i18n import Formats, checked_language, metric_name_in, require_fonts, translations
+from generator.render.i18n import (
+    Formats,
+    checked_language,
+    metric_name_in,
+    protocol_filters,
+    require_fonts,
+    translations,
+)
 from generator.render.view import NoteView, ReadDecision, build_view, chart_request
 from generator.render.weasy import load_weasyprint
 
@@ -102,6 +110,8 @@ def environment(language: str = "en", compiled: CompiledTemplates | None = None)
     env.filters.update(formats.filters())
     env.filters.update(worded(catalogue.gettext, formats.count))
     env.filters["metric_name"] = metric_name_in(catalogue)
+    env.filters.update(protocol_filters(catalogue))
+    env.filters["degradation"] = functools.partial(degradation, gettext=catalogue.gettext, metric=formats.metric)
     env.globals["punct"] = formats.punctuation
     return env
 

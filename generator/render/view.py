@@ -97,6 +97,7 @@ class NoteView:
     packages: list[RentedPackage]
     package_of: dict[str, RentedPackage]  # each experiment's package, by experiment id
     chosen_package: RentedPackage | None
+    gpu_of: dict[str, str]  # each configuration's GPU model name (finance.gpu_name), by configuration id
     total: CampaignTotal
     unpriced_gpus: list[str]
     exclusions: list[Exclusion]
@@ -284,6 +285,7 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
     return NoteView(
         bundle_id=decision.bundle_id, language=HTML_LANGUAGE.get(language, language), signature=signature,
         packages=rented, package_of={e: p for p in rented for e in p.experiments},
+        gpu_of=finance.gpu_names(d),
         chosen_package=next((p for p in rented if answer and by_id[answer].experiment_id in p.experiments), None),
         total=finance.campaign_total(rented), unpriced_gpus=finance.unpriced_gpus(d),
         exclusions=finance.exclusions(configs), tail_groups=finance.tail_groups(configs),

@@ -132,6 +132,27 @@ def example_bundle(tmp_path_factory: pytest.TempPathFactory, example_keys: tuple
     return _made_once(tmp_path_factory, "example-bundle", build) / "bundle"
 
 
+# The languages the note is written in; the example's protocol names none, so its note is in English
+NOTE_LANGUAGES = ("en", "de", "fr", "zh")
+
+
+@pytest.fixture(scope="session")
+def example_notes(tmp_path_factory: pytest.TempPathFactory, example_keys: tuple[Path, Path],
+                  example_bundle: Path) -> dict[str, Path]:
+    """`gpu-audit build inputs/example --lang L`, signed, for each language of the note, built once for the whole
+    run (read only): the bundle folder by language, the English one example_bundle."""
+    key, cert = example_keys
+
+    def build(work: Path) -> None:
+        for lang in NOTE_LANGUAGES[1:]:
+            code = main(["build", str(EXAMPLE), "-o", str(work / lang), "--key", str(key), "--cert", str(cert),
+                         "--lang", lang, "--quiet"])
+            assert code == 0, lang
+
+    folder = _made_once(tmp_path_factory, "example-notes", build)
+    return {"en": example_bundle, **{lang: folder / lang for lang in NOTE_LANGUAGES[1:]}}
+
+
 @pytest.fixture(scope="session")
 def example_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`gpu-audit check inputs/example --out decision.json` (read only)."""

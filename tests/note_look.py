@@ -125,18 +125,23 @@ SPAN = 4
 
 def note_text(note_html: Path, decision: dict[str, object], technical: Iterable[str]) -> NoteText:
     source = note_html.read_text(encoding="utf-8")
-    quoted = {tuple(words[i:i + SPAN]) for words in (s.split() for s in _quoted(decision))
+    quoted = {tuple(words[i:i + SPAN]) for words in ([_bare(w) for w in s.split()] for s in _quoted(decision))
               for i in range(len(words) - SPAN + 1)}
     return NoteText(frozenset(_cells(source, "th")), frozenset(_cells(source, "dt") | _cells(source, "h[2-4]")),
                     frozenset(quoted), tuple(technical))
 
 
+def _bare(word: str) -> str:
+    """A word without the separator the note puts after a quoted passage it lists ("truncation);" of "a; b")."""
+    return word.rstrip(";；,，:：。.")
+
+
 def _masked(words: list[str], quoted: frozenset[tuple[str, ...]]) -> str:
     """The words as one text, each run of SPAN words that a quoted passage holds blanked out (NUL characters,
     which no detector matches): a passage the note cuts, or that a page or a table's columns interleave, too."""
-    hidden = [False] * len(words)
+    hidden, bare = [False] * len(words), [_bare(w) for w in words]
     for i in range(len(words) - SPAN + 1):
-        if tuple(words[i:i + SPAN]) in quoted:
+        if tuple(bare[i:i + SPAN]) in quoted:
             hidden[i:i + SPAN] = [True] * SPAN
     return " ".join("\0" * len(w) if h else w for w, h in zip(words, hidden, strict=True))
 

@@ -22,12 +22,6 @@ CSS = (REPO / "templates" / "note.css").read_text(encoding="utf-8")
 # From these headings on, the note is a record for whoever fixes the files: codes, fields and values as written
 TECHNICAL = ("Findings", "Technical appendix", "Environment and revisions")
 NOTES = [f"example-{lang}" for lang in NOTE_LANGUAGES] + ["minilm-en"]
-# What parts I (the note's words) and J (its grouping) of issue 50 fix on their branches; the lead removes these
-# marks once they are merged (strict: a fixed note fails the mark, so that it is not forgotten)
-BY_I = pytest.mark.xfail(strict=True, reason="fixed by #50 part I/J")
-PYTHON_WORDS = {"example-en": BY_I, "minilm-en": BY_I}  # "Errors (0) None.", "Information (0) None."
-SLUGS = {"minilm-en": BY_I}  # "no published price for h200", the packages' GPU column
-UNTRANSLATED = {"example-de": BY_I, "example-fr": BY_I, "example-zh": BY_I}  # "precision = bfloat16" held fixed
 
 
 @dataclass(frozen=True)
@@ -63,10 +57,6 @@ def looks(example_notes: dict[str, Path], minilm_note: Path) -> dict[str, Look]:
     return {**found, "minilm-en": _look(minilm_note / "note", minilm_note / "decision.json", MINILM, "en")}
 
 
-def _notes(marks: dict[str, pytest.MarkDecorator], only: tuple[str, ...] = ()) -> list[object]:
-    return [pytest.param(n, marks=marks[n]) if n in marks else n for n in NOTES if not only or n in only]
-
-
 def _clean(problems: list[look.Problem]) -> None:
     assert [str(p) for p in problems] == []
 
@@ -76,18 +66,18 @@ def test_no_python_repr(looks: dict[str, Look], name: str) -> None:
     _clean(look.find_reprs(looks[name].pages))
 
 
-@pytest.mark.parametrize("name", _notes(PYTHON_WORDS))
+@pytest.mark.parametrize("name", NOTES)
 def test_no_python_none_true_or_false(looks: dict[str, Look], name: str) -> None:
     _clean(look.find_python_words(looks[name].pages, looks[name].note))
 
 
-@pytest.mark.parametrize("name", _notes(SLUGS))
+@pytest.mark.parametrize("name", NOTES)
 def test_no_slug_where_a_name_exists(looks: dict[str, Look], name: str) -> None:
     seen = looks[name]
     _clean(look.find_slugs(seen.pages, seen.note, seen.slugs))
 
 
-@pytest.mark.parametrize("name", _notes(UNTRANSLATED, only=("example-de", "example-fr", "example-zh")))
+@pytest.mark.parametrize("name", [n for n in NOTES if not n.endswith("-en")])
 def test_no_untranslated_catalogue_text(looks: dict[str, Look], name: str) -> None:
     seen = looks[name]
     _clean(look.find_untranslated(seen.pages, seen.note, look.catalogue_phrases(seen.language)))

@@ -145,6 +145,9 @@ def test_measure_environment_json_with_output_is_one_object(run_cli, tmp_path: P
     (EnvironmentFaultError("a: permission denied; check the permissions of that file or folder, or choose one "
                            "you may use, then run the command again"), "environment-fault",
      "check the permissions of that file or folder, or choose one you may use, then run the command again"),
+    (errors.UnreadableInputError("bad.pdf: it starts as a PDF but cannot be opened as one: it is damaged or cut "
+                                 "short; download it again, else ask the provider to send the invoice again"),
+     "unreadable-input", "download it again, else ask the provider to send the invoice again"),  # #50: finance's
     (errors.SecretInInputError("k.pem holds a private key (a key belongs outside the inputs; keep it secret, never "
                                "put it in a bundle)"), "secret-in-input", "keep it secret, never put it in a bundle"),
 ])

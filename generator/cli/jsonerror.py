@@ -67,7 +67,7 @@ _KINDS: tuple[tuple[type[BaseException], str, str], ...] = (
 
 # Words an instruction starts with: a message "what is wrong; what to do" gives its own fix after the "; ".
 _IMPERATIVES = frozenset(
-    "add ask attach build change check chmod choose close compare contact convert copy correct create delete "
+    "add ask attach build change check chmod choose close compare contact convert copy correct create delete download "
     "free give install keep make move obtain pass put raise re-run rebuild regenerate register remove rename "
     "replace request rerun run save seal select send set sign try unzip update use verify".split())
 

@@ -126,7 +126,7 @@ def test_h200_without_a_published_price_has_no_answer() -> None:
     assert verdict["series_decides"] == all(p["timing_decides"] for p in verdict["ties"])
     page = _page_text(d)
     assert "No answer" in page and "Answer: h200" not in page
-    assert "there is no published price for h200: the question cannot be answered" in page
+    assert "there is no published price for NVIDIA H200: the question cannot be answered" in page
     assert "Order by median warm time (not the answer to the registered question)" in page
     assert "Campaign total committed: undefined, because no price is known for h200-batch." in page
     assert verdict["series_decides"] is not None

@@ -153,6 +153,8 @@ def test_common_seeds_run_and_check(seeded: Path) -> None:
         assert doc["schema_version"] == "2" and _cold_repeats(doc) == [1, 2]  # every cold run measured
         assert [p["phase"] for p in doc["phases"][:6]] == ["model_load", "inputs", "cold_forward"] * 2
         assert doc["configuration"]["repeats"] == 4 and doc["configuration"]["seed"] is None
+        # one round per warm run of a variant, each seed's: 2 runs x 2 seeds (it once said "2 rounds")
+        assert doc["model"]["run_order"] == "rotated (4 rounds, the first variant rotating)"
     decision = check_campaign(seeded).decision
     for c in decision["configurations"]:
         assert [(s["seed"], s["completed"]) for s in c["seeds"]] == [(11, 3), (22, 3)], c["id"]
@@ -261,7 +263,7 @@ def test_format_2_cold_runs_numbered_in_order(seeded: Path, tmp_path: Path) -> N
 
 def test_further_corpus_folders_must_match_the_protocol(base: dict[str, Any], tmp_path: Path, run_cli: Any) -> None:
     protocol = copy.deepcopy(base["protocol"])
-    protocol["corpora"] = [{"name": "second", "revision": "second@r1", "size": TINY,
+    protocol["corpora"] = [{"name": "second", "revision": "second@r1", "size": TINY + 1,
                             "expected_ids": "c2/expected-ids.csv", "reference": "c2/reference.csv"}]
     (tmp_path / "protocol.json").write_text(json.dumps(protocol), encoding="utf-8")
     common = ("campaign", "run", str(tmp_path / "protocol.json"), "--model", str(base["model"]), "--device", "cpu",
@@ -269,5 +271,8 @@ def test_further_corpus_folders_must_match_the_protocol(base: dict[str, Any], tm
     r = run_cli(*common)
     assert r.code == 2 and "give one --corpus per corpus" in r.err
     r = run_cli(*common, "--corpus", str(base["corpora"][1]))
-    assert r.code == 2 and '/corpora/0/revision "second@r1": set it to "content-sha256:' in r.err
+    assert r.code == 2
+    assert '/corpora/0/revision "second@r1" (a placeholder, no checksum): set it to "content-sha256:' in r.err
+    # the further corpus's size too, before any work (check would say so only after the runs), in the same line
+    assert f"/corpora/0/size {TINY + 1} (not these files'): set it to {TINY} before the runs" in r.err, r.err
     assert not (tmp_path / "camp").exists()

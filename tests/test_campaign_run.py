@@ -118,7 +118,7 @@ def test_an_unknown_shared_rental_is_refused_before_any_work(tiny: dict[str, Pat
     r = run_cli("campaign", "run", str(_shared_rental(tiny, tmp_path, "h200-wek")), "--model", str(tiny["model"]),
                 "--corpus", str(tiny["corpus"]), "--device", "cpu", "--allow-cpu-for-tests", "--out",
                 str(tmp_path / "camp"))
-    assert r.code == 2 and "rental 'h200-wek'" in r.err and "'h200-week'" in r.err, r.err
+    assert r.code == 2 and 'rental "h200-wek"' in r.err and '"h200-week"' in r.err, r.err
     assert not (tmp_path / "camp").exists()
 
 

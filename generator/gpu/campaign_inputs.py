@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from generator.core.errors import EnvironmentProblemError, UsageError
 from generator.core.safefiles import sha256_file
-from generator.gpu.campaign_registered import corpus_accepts, corpus_mistakes, refuse
+from generator.gpu.campaign_registered import Mistake, corpus_accepts, corpus_mistakes, refuse
 from generator.gpu.corpus_folder import read_folder, read_texts
 from generator.gpu.environment import collect_environment, import_torch
 from generator.gpu.measure import DTYPES
@@ -154,17 +154,24 @@ def classify(model: BatchModel, ids: list[str], texts: list[str], batch: int,
     return done
 
 
-def read_corpus_folder(folder: Path, registered: Any, expected_ids_file: str, reference_file: str,
-                       pointer: str) -> CorpusData:
-    """One further corpus folder (eval.jsonl or eval.csv, eval-reference.csv) read and checked against the
-    revision the protocol registers at `pointer`: one line with the value to set where it does not name it."""
+def read_corpus_folder(folder: Path, entry: dict[str, Any], pointer: str) -> CorpusData:
+    """One further corpus folder (eval.jsonl or eval.csv, eval-reference.csv) read and checked against the entry of
+    the protocol's `corpora` at `pointer`: its revision names the folder's content and its size counts its texts,
+    or one line each says the value to set."""
     corpus = read_folder(folder)
-    if not isinstance(registered, str) or not corpus_accepts(registered, corpus.fingerprint, corpus.texts_file):
-        raise UsageError(f"the content fingerprint of {folder} (its expected IDs and reference labels) is "
-                         f"{json.dumps(corpus.fingerprint)}; the protocol registers {pointer} "
-                         f"{json.dumps(registered, ensure_ascii=False)}: set it to {json.dumps(corpus.fingerprint)} "
-                         "before the runs")
-    return CorpusData(corpus.texts_file, registered, corpus.ids, corpus.reference, expected_ids_file, reference_file)
+    registered, size = entry.get("revision"), entry.get("size")
+    mistakes = []
+    accepts = corpus_accepts(registered, corpus.fingerprint, corpus.texts_file) if isinstance(registered, str) else None
+    if not accepts:
+        mistakes.append(Mistake(f"the content fingerprint of {folder} (its expected IDs and reference labels)",
+                                (f"{pointer}/revision",), (registered,), corpus.fingerprint,
+                                placeholder=accepts is None))
+    if size != len(corpus.ids):
+        mistakes.append(Mistake(f"the number of texts in {corpus.texts_file}", (f"{pointer}/size",), (size,),
+                                len(corpus.ids), placeholder=not isinstance(size, int)))
+    refuse(mistakes)
+    return CorpusData(corpus.texts_file, str(registered), corpus.ids, corpus.reference, entry["expected_ids"],
+                      entry["reference"])
 
 
 def _corpora(protocol: dict[str, Any], config: CampaignConfig) -> list[CorpusData]:
@@ -181,8 +188,7 @@ def _corpora(protocol: dict[str, Any], config: CampaignConfig) -> list[CorpusDat
     out = [CorpusData(first.texts_file, str(protocol["corpus"]["revision"]), first.ids, first.reference,
                       files["expected_ids"], files["reference"])]
     for i, (entry, folder) in enumerate(zip(further, config.further_corpora, strict=True)):
-        out.append(read_corpus_folder(folder, entry["revision"], entry["expected_ids"], entry["reference"],
-                                      f"/corpora/{i}/revision"))
+        out.append(read_corpus_folder(folder, entry, f"/corpora/{i}"))
     return out
 
 
@@ -371,12 +377,17 @@ def campaign_environment(config: CampaignConfig) -> tuple[Any, dict[str, Any]]:
 
 def experiment_rental(protocol: dict[str, Any], exp: dict[str, Any]) -> dict[str, Any]:
     """The experiment's rental: its own (an object), or the one of the protocol's `rentals` whose id it names."""
-    named = exp.get("rental")
+    named, what = exp.get("rental"), json.dumps(exp.get("id"), ensure_ascii=False)
     if isinstance(named, dict):
         return named
+    if not isinstance(named, str):  # absent or not a name: no entry of `rentals` may match it by accident
+        raise UsageError(f"experiment {what} has no rental: write its own rental (gpu, duration_days, lots) or the "
+                         "id of one listed in the protocol's rentals")
     listed = [r for r in protocol.get("rentals") or [] if isinstance(r, dict) and r.get("id") == named]
     if len(listed) != 1:
-        ids = ", ".join(repr(r.get("id")) for r in protocol.get("rentals") or [] if isinstance(r, dict)) or "none"
-        raise UsageError(f"experiment {exp.get('id')!r}: rental {named!r} names no single rental of the protocol's "
-                         f"rentals (listed: {ids}); list it there with that id, or write the experiment's own rental")
+        ids = ", ".join(json.dumps(r.get("id"), ensure_ascii=False) for r in protocol.get("rentals") or []
+                        if isinstance(r, dict)) or "none"
+        raise UsageError(f"experiment {what}: rental {json.dumps(named, ensure_ascii=False)} names no single rental "
+                         f"of the protocol's rentals (listed: {ids}); list it there with that id, or write the "
+                         "experiment's own rental")
     return listed[0]

@@ -80,14 +80,15 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
                    what="campaign file")
 
 
-def _described(loaded: Loaded, exp: dict[str, Any]) -> dict[str, Any]:
-    """What the measurement's model record adds: truncation, padding, precision and the run order followed."""
+def _described(loaded: Loaded, exp: dict[str, Any], corpora: int) -> dict[str, Any]:
+    """What the measurement's model record adds: truncation, padding, precision and the run order followed (one
+    round per warm run of a variant: every seed's, on every one of the `corpora`)."""
     model = loaded.model
     order = exp.get("order", "rotated")
     return {"truncation": loaded.truncation, "padding": str(getattr(model, "padding", "not reported by the model")),
             "precision": str(getattr(model, "precision", "not reported by the model")),
             "run_order": order + (f" (drawn_sequence of {len(exp['drawn_sequence'])} warm runs)" if order == "drawn"
-                                  else f" ({exp['runs_per_variant']} rounds, the first variant rotating)")}
+                                  else f" ({attempts(exp, 'warm', corpora)} rounds, the first variant rotating)")}
 
 
 # --------------------------------------------------------------------------- the campaign
@@ -269,7 +270,7 @@ def _run_experiment(s: Session, exp: dict[str, Any], cold: _ColdRuns) -> list[di
         st = s.plan.settings(exp, v)
         loaded = s.loaded(st)
         _write_json(s.tmp / rel, measurement_document(s.plan, s.config, s.environment(st), loaded.model, exp, v, st,
-                                                      phases[v["id"]], _described(loaded, exp)))
+                                                      phases[v["id"]], _described(loaded, exp, len(s.plan.corpora))))
     return rows
 
 

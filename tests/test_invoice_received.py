@@ -392,6 +392,13 @@ def comma_amount() -> bytes:
     return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
 
 
+def amount_of_33_digits() -> bytes:
+    """The example invoice with a line amount of more digits than any invoice has (valid as an xs:decimal)."""
+    root = etree.fromstring(cii_xml(Invoice(example_lines())))
+    next(root.iter(f"{RAM}LineTotalAmount")).text = "1" * 31 + ".00"
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+
+
 def _pdf_with(*attachments: tuple[str, bytes]) -> bytes:
     pdf = pikepdf.open(io.BytesIO(visible_pdf(Invoice(example_lines()))))
     for name, content in attachments:
@@ -416,6 +423,8 @@ BAD = {  # name -> (the file's bytes, its file name, a words the sentence must h
                                     "invoice.xml", "its root element Catalogue of namespace urn:example:price-list"),
     "schema error": (comma_amount, "invoice.xml", '(BT-131, element LineTotalAmount) of invoice line 1 holds '
                                                   '"2.071,00", which is not a number'),
+    "an amount of 33 digits": (amount_of_33_digits, "invoice.xml", f"its LineTotalAmount {'1' * 31}.00 has more "
+                                                                   "than 24 digits; ask the provider"),
     "credit note in MINIMUM": (minimum_credit_note, "invoice.xml", "the reference to the preceding invoice"),
     "credit note in MINIMUM, as PDF": (lambda: facturx.generate_from_binary(
         visible_pdf(Invoice(example_lines())), minimum_credit_note(), flavor="factur-x", level="minimum",

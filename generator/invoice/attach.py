@@ -260,7 +260,7 @@ def _names_taken(path: Path, pdf: Any, ours: tuple[str, ...]) -> None:
             code = "attachment-name-taken"
             row = TABLES["invoice finding"][code]
             finding = InvoiceFinding(code, None, "/EmbeddedFiles /F, /UF", written, " or ".join(ours),
-                                     f"the invoice already carries an attachment named {written!r} (in "
+                                     f"the invoice already carries an attachment named \"{written}\" (in "
                                      f"{', '.join(file.places)}), which could be taken for the "
                                      f"{' or '.join(ours)} `invoice attach` adds: a reader extracting ours by its "
                                      f"name would get it. Rule: {row.rule}. Fix: {row.fix}. Nothing was written",

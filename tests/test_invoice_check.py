@@ -178,7 +178,7 @@ HOSTILE = {
     + CII + b"&e;</rsm:CrossIndustryInvoice>",
     "deep": XML_HEAD + CII + b"<a>" * 5000 + b"</a>" * 5000 + b"</rsm:CrossIndustryInvoice>",
     "huge": XML_HEAD + CII + b"<a>" + b"x" * (20 * 2**20) + b"</a></rsm:CrossIndustryInvoice>",
-    "not-cii": XML_HEAD + b"<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'/>",
+    "not-cii": XML_HEAD + b"<Catalogue xmlns='urn:example:price-list'/>",  # no format the factur-x library reads
 }
 
 

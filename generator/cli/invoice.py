@@ -55,9 +55,11 @@ def _cmd_attach(args: argparse.Namespace) -> int:
     inv = done.check.invoice
     number = inv.number if inv is not None else ""
     if done.written is None:
-        print(f"FAILED: {counted(len(done.check.findings), 'finding')}: invoice {escape_terminal(number)} "
-              "contradicts the bundle (see `gpu-audit invoice check`), so the bundle was not attached and nothing "
-              "was written; --attach-anyway attaches it with the findings in the attachment's description")
+        what = (f"{inv.source} is no Factur-X or ZUGFeRD invoice" if inv is not None and inv.other_format else
+                f"invoice {number} contradicts the bundle (see `gpu-audit invoice check`)")
+        print(f"FAILED: {counted(len(done.check.findings), 'finding')}: {escape_terminal(what)}, so the bundle was "
+              "not attached and nothing was written; --attach-anyway attaches it with the findings in the "
+              "attachment's description")
         return 1
     if done.check.findings:
         print(f"attached anyway (--attach-anyway): {counted(len(done.check.findings), 'finding')} written into "
@@ -218,7 +220,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     from generator.bundle.verdict import add_library_warnings
     from generator.core.termtext import escape_terminal
-    from generator.invoice.check import check_invoice
+    from generator.invoice.check import check_invoice, committed_total, usd
 
     with warnings.catch_warnings(record=True) as caught:  # as `verify`: a line before the verdict, never after
         warnings.simplefilter("always")
@@ -241,7 +243,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     assert inv is not None  # check_invoice reads the invoice first; an unreadable one is exit 2
     print(escape_terminal(f"bundle {result.report.bundle_id}: verified, signer trusted" if result.report.trusted else
                           f"bundle {result.report.bundle_id}: verified, unsigned (--allow-unsigned)"))
-    for row in _check_lines(result, inv):
+    rows = _check_lines(result, inv) if inv.other_format is None else _findings(result.findings) + [
+        f"FAILED: 1 finding: {inv.source} is no Factur-X or ZUGFeRD invoice, so nothing was compared with the "
+        f"committed {usd(committed_total(result.committed))}"]
+    for row in rows:
         print(escape_terminal(row))
     return 1 if result.findings else 0
 
@@ -252,7 +257,7 @@ def _add_check(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "check",
         help="reconcile a provider's Factur-X / ZUGFeRD invoice with the bundle's committed packages",
         description="Verify BUNDLE as `gpu-audit verify` does (same trust options), read INVOICE (a Factur-X or "
-        "ZUGFeRD 2.x PDF, or its CII XML, checked against the factur-x library's official XSD, parsed with entity "
+        "ZUGFeRD PDF, or its CII XML, checked against the factur-x library's official XSD, parsed with entity "
         "resolution and network access off, in a bounded child process), and compare it line by line with the "
         "packages the decision committed, each counted once. A line is identified by its seller's item ID as one "
         "of the provider's article IDs the protocol registered (rental.article_ids), else as the GPU slug, else by "
@@ -263,9 +268,11 @@ def _add_check(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "category's rate (0 to 100 %) and tax (basis x rate), the tax total, the gross and the amount due (gross "
         "- prepaid + rounding, prepaid never negative). Each billed line is printed with the package it was "
         "matched to; the last line gives the billed and the committed totals. A PDF with more than one invoice XML "
-        "among its attachments is refused; a ZUGFeRD 1.0 or UBL invoice gets one line naming its format. Only the "
-        "XML is compared, never the printed page. Exit 0 when everything matches, 1 with findings (or a bundle "
-        "that does not verify), 2 for an unreadable invoice (another format included) or bundle.",
+        "among its attachments is refused. A ZUGFeRD 1.0 invoice is read as its CII equivalent; a UBL invoice or an "
+        "Order-X order (which the factur-x library also reads) is one finding naming its format, nothing compared. "
+        "Only the XML is compared, never the printed page. Exit 0 when everything matches, 1 with findings (or a "
+        "bundle that does not verify), 2 for an invoice that cannot be read (not a PDF or XML invoice, damaged, "
+        "encrypted, no invoice XML) or bundle.",
     )
     p.add_argument("invoice", metavar="INVOICE", help="the Factur-X or ZUGFeRD invoice PDF, or its CII XML")
     p.add_argument("bundle", metavar="BUNDLE", help="bundle folder or .zip, or its decision-note.pdf")

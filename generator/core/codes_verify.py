@@ -113,6 +113,9 @@ INVOICE_CODES: tuple[Code, ...] = (
     Code("due-inconsistent", E, V, "the amount due is gross minus prepaid plus rounding", "ask the provider"),
     Code("due-missing", E, V, "the invoice states its gross total and amount due", "ask the provider"),
     Code("gross-inconsistent", E, V, "the gross total is the net total plus the tax", "ask the provider"),
+    Code("invoice-format", E, V, "the invoice is Factur-X or ZUGFeRD (UN/CEFACT CII, EN 16931): a UBL invoice or "
+         "an Order-X order, which the factur-x library also reads, is not reconciled",
+         "ask the provider for the invoice as Factur-X or ZUGFeRD, or as its CII XML"),
     Code("line-allowance-charge", E, V, "a package is billed whole, with no allowance or charge on its line",
          "ask the provider to bill the package at its price"),
     Code("line-identification-conflict", E, V, "the ways a line names its package (article ID, GPU slug, name) "

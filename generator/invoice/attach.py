@@ -105,7 +105,7 @@ def _invoice_xml(path: Path, data: bytes) -> Invoice:
             flavor = facturx.get_flavor(etree.fromstring(xml))
         except Exception:  # noqa: BLE001 - a flavor the library cannot name is no invoice
             flavor = None
-    if flavor not in _INVOICE_FLAVORS:
+    if flavor not in _INVOICE_FLAVORS and read.other_format is None:  # another format: its finding says so
         raise InvoiceRefusedError(f"{path}: the factur-x library finds no Factur-X or ZUGFeRD invoice XML valid "
                                   "against its XSD in the PDF, where gpu-audit's reader read one; attach bundles to "
                                   f"an electronic invoice only: {ASK_AGAIN}")
@@ -260,7 +260,7 @@ def _names_taken(path: Path, pdf: Any, ours: tuple[str, ...]) -> None:
             code = "attachment-name-taken"
             row = TABLES["invoice finding"][code]
             finding = InvoiceFinding(code, None, "/EmbeddedFiles /F, /UF", written, " or ".join(ours),
-                                     f"the invoice already carries an attachment named {written!r} (in "
+                                     f"the invoice already carries an attachment named \"{written}\" (in "
                                      f"{', '.join(file.places)}), which could be taken for the "
                                      f"{' or '.join(ours)} `invoice attach` adds: a reader extracting ours by its "
                                      f"name would get it. Rule: {row.rule}. Fix: {row.fix}. Nothing was written",
@@ -315,7 +315,7 @@ def _descriptions(report: Report, check: InvoiceCheck, zip_name: str) -> tuple[s
     """The attachments' descriptions: the bundle's says whether the invoice was reconciled with it, and, when it
     is attached anyway, every finding; the note's points there."""
     bid = report.bundle_id or "(no ID)"
-    number = check.invoice.number if check.invoice is not None else ""
+    number = (check.invoice.number or check.invoice.source) if check.invoice is not None else ""
     bundle = f"gpu-audit audit bundle {bid}: the signed evidence and decision behind this invoice's acceptance"
     note = f"gpu-audit signed decision note of bundle {bid}"
     if not check.findings:

@@ -59,7 +59,8 @@ class InvoiceCheck:
         return {"bundle": {"path": self.report.bundle, "bundle_id": self.report.bundle_id, "verified": self.report.ok,
                            "problems": [str(p) for p in self.report.problems]},
                 "invoice": None if inv is None else {
-                    "source": inv.source, "number": inv.number, "type_code": inv.type_code, "currency": inv.currency,
+                    "source": inv.source, "format": inv.document_format, "number": inv.number,
+                    "type_code": inv.type_code, "currency": inv.currency,
                     "due": _str(inv.due), "prepaid": _str(inv.prepaid), "rounding": _str(inv.rounding),
                     "taxes": [{k: _str(v) if isinstance(v, Decimal) else v for k, v in asdict(t).items()}
                               for t in inv.taxes],

@@ -1,7 +1,9 @@
 """The CII XML of an invoice: parsed safely, other formats named, and its header and lines read as plain values.
 
 Run in the reader's bounded child (generator.invoice.read): parsing has entity resolution, DTD loading and
-network access off, and every value comes back as a string (amounts as exact decimal strings) or None.
+network access off, and every value comes back as a string (amounts as exact decimal strings) or None. A
+ZUGFeRD 1.0 invoice is CII of an earlier UN/CEFACT release (D12), element for element the same invoice: its
+tree, once checked against the ZUGFeRD 1.0 XSD, is renamed to CII D16B's names and read as any other.
 """
 
 from __future__ import annotations
@@ -14,18 +16,40 @@ from generator.invoice.money import decimal_of, money_fields
 NS = {"rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
       "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"}
 MAX_LINES = 10_000
-READS = ("gpu-audit reads Factur-X and ZUGFeRD 2.x invoices (UN/CEFACT CII CrossIndustryInvoice, EN 16931): ask "
-         "the provider for the invoice as Factur-X or ZUGFeRD 2.x, or for its CII XML")
-# Root elements of invoices in other formats: (namespace, local name) -> the format's name as a reader knows it.
+READS = ("gpu-audit reads Factur-X and ZUGFeRD invoices (UN/CEFACT CII, EN 16931): ask the provider for the "
+         "invoice as Factur-X or ZUGFeRD, or for its CII XML")
+ZUGFERD1 = {"urn:ferd:CrossIndustryDocument:invoice:1p0": NS["rsm"],  # ZUGFeRD 1.0's namespaces -> CII D16B's
+            "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:12": NS["ram"],
+            "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:15":
+                "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100",
+            "urn:un:unece:uncefact:data:standard:QualifiedDataType:12":
+                "urn:un:unece:uncefact:data:standard:QualifiedDataType:100"}
+ZUGFERD1_ROOT = ("urn:ferd:CrossIndustryDocument:invoice:1p0", "CrossIndustryDocument")
+# ZUGFeRD 1.0's element names where CII D16B names the same element otherwise; the others are the same. A
+# summation is the header's or a line's by where it stands (CII D16B names the two apart).
+RENAMED = {"CrossIndustryDocument": "CrossIndustryInvoice", "SpecifiedExchangedDocumentContext":
+           "ExchangedDocumentContext", "HeaderExchangedDocument": "ExchangedDocument",
+           "SpecifiedSupplyChainTradeTransaction": "SupplyChainTradeTransaction",
+           "ApplicableSupplyChainTradeAgreement": "ApplicableHeaderTradeAgreement",
+           "ApplicableSupplyChainTradeDelivery": "ApplicableHeaderTradeDelivery",
+           "ApplicableSupplyChainTradeSettlement": "ApplicableHeaderTradeSettlement",
+           "SpecifiedSupplyChainTradeAgreement": "SpecifiedLineTradeAgreement",
+           "SpecifiedSupplyChainTradeDelivery": "SpecifiedLineTradeDelivery",
+           "SpecifiedSupplyChainTradeSettlement": "SpecifiedLineTradeSettlement",
+           "ApplicablePercent": "RateApplicablePercent"}
+SUMMATIONS = {"ApplicableSupplyChainTradeSettlement": "SpecifiedTradeSettlementHeaderMonetarySummation",
+              "SpecifiedSupplyChainTradeSettlement": "SpecifiedTradeSettlementLineMonetarySummation"}
+# Root elements of documents in other formats (UBL and Order-X the factur-x library also reads): (namespace, local
+# name) -> (the format's token in --json, its name as a reader knows it).
 OTHER_FORMATS = {
-    ("urn:ferd:CrossIndustryDocument:invoice:1p0", "CrossIndustryDocument"): "a ZUGFeRD 1.0 invoice",
-    ("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2", "Invoice"): "a UBL 2.1 invoice, as XRechnung "
-                                                                            "and Peppol BIS write them,",
-    ("urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2", "CreditNote"): "a UBL 2.1 credit note",
+    ("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2", "Invoice"):
+        ("ubl-2.1-invoice", "a UBL 2.1 invoice, as XRechnung and Peppol BIS write them"),
+    ("urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2", "CreditNote"):
+        ("ubl-2.1-creditnote", "a UBL 2.1 credit note"),
     ("urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:2", "CrossIndustryInvoice"):
-        "a CII invoice of an older UN/CEFACT schema",
+        ("cii-other", "a CII invoice of an older UN/CEFACT schema"),
     ("urn:un:unece:uncefact:data:SCRDMCCBDACIOMessageStructure:100", "SCRDMCCBDACIOMessageStructure"):
-        "an Order-X purchase order, not an invoice,",
+        ("order-x", "an Order-X purchase order (or its change or response), not an invoice"),
 }
 PRODUCT = "ram:SpecifiedTradeProduct"
 LINE_TOTALS = "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation"
@@ -36,23 +60,49 @@ def _split(tag: str) -> tuple[str, str]:
     return namespace, local
 
 
-def other_format(tag: str) -> str | None:
-    """The one-line refusal of an XML whose root `tag` is no CII CrossIndustryInvoice: the format found (when it
-    is one readers know) and what to do; None for a CII CrossIndustryInvoice."""
-    namespace, local = _split(tag)
-    if (namespace, local) == (NS["rsm"], "CrossIndustryInvoice"):
-        return None
+def other_format(root: Any) -> dict[str, str] | None:
+    """The document in another format (UBL and Order-X, which the factur-x library reads; a CII of an older
+    schema): its format's token and name, its root element and namespace; None for a CII or ZUGFeRD 1.0 invoice."""
+    namespace, local = _split(root.tag)
     known = OTHER_FORMATS.get((namespace, local))
+    if known is None:
+        return None
+    return {"format": known[0], "name": known[1], "root": local, "namespace": namespace}
+
+
+def is_zugferd1(root: Any) -> bool:
+    """Whether the tree is a ZUGFeRD 1.0 invoice (CrossIndustryDocument of urn:ferd:...:invoice:1p0)."""
+    return _split(root.tag) == ZUGFERD1_ROOT
+
+
+def as_d16b(root: Any) -> Any:
+    """A ZUGFeRD 1.0 tree (checked against its XSD) renamed in place to CII D16B's names and namespaces."""
+    renamed = []
+    for element in (e for e in root.iter() if isinstance(e.tag, str)):  # every name read before any is changed
+        namespace, local = _split(element.tag)
+        parent = element.getparent()
+        if local == "SpecifiedTradeSettlementMonetarySummation" and parent is not None:
+            local = SUMMATIONS.get(_split(parent.tag)[1], local)
+        renamed.append((element, f"{{{ZUGFERD1.get(namespace, namespace)}}}{RENAMED.get(local, local)}"))
+    for element, tag in renamed:
+        element.tag = tag
+    return root
+
+
+def _root_refusal(tag: str) -> str | None:
+    """The one-line refusal of an XML whose root `tag` is no invoice (or order) of a format readers know."""
+    namespace, local = _split(tag)
+    if (namespace, local) in ((NS["rsm"], "CrossIndustryInvoice"), ZUGFERD1_ROOT, *OTHER_FORMATS):
+        return None
     where = f"root element {local}" + (f" of namespace {namespace}" if namespace else " of no namespace")
-    if known is not None:
-        return f"it is {known} with the {where}, not a UN/CEFACT CII CrossIndustryInvoice; {READS}"
     return f"its {where} is not a UN/CEFACT CII CrossIndustryInvoice; {READS}"
 
 
 def parse(xml: bytes) -> Any:
-    """The CII tree, parsed with no entity resolution, no DTD and no network; anything else is refused
-    (ValueError, one line: another format is named, with what to ask the provider for; the parser's own words,
-    where there are, as its second argument)."""
+    """The XML's tree, parsed with no entity resolution, no DTD and no network: a CII or ZUGFeRD 1.0 invoice, or
+    a document in another format the factur-x library reads (other_format); anything else is refused
+    (ValueError, one line with what to ask the provider for; the parser's own words, where there are, as its
+    second argument)."""
     from lxml import etree
 
     if b"<!DOCTYPE" in xml or b"<!ENTITY" in xml:  # refused unparsed: entity definitions are never read
@@ -65,7 +115,7 @@ def parse(xml: bytes) -> Any:
         raise ValueError("it is not well-formed XML: it is damaged, or no XML at all", str(exc)) from None
     if root.getroottree().docinfo.doctype:
         raise ValueError("it declares a DTD or entities, which a CII invoice never does")
-    refusal = other_format(root.tag) if isinstance(root.tag, str) else "its root is no element"
+    refusal = _root_refusal(root.tag) if isinstance(root.tag, str) else "its root is no element"
     if refusal is not None:
         raise ValueError(refusal)
     return root

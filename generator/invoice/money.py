@@ -69,7 +69,7 @@ def decimal_of(text: str | None, label: str) -> Decimal | None:
     except InvalidOperation:
         return None
     if not value.is_finite() or len(value.as_tuple().digits) > MAX_DIGITS:
-        raise ValueError(f"its {label} {text[:40]!r} has more than {MAX_DIGITS} digits")
+        raise ValueError(f"its {label} {text.strip()[:40]} has more than {MAX_DIGITS} digits")
     return value
 
 

@@ -23,7 +23,7 @@ from generator.core.errors import UnreadableInputError
 from generator.core.limits import MiB
 from generator.core.worker import child_env
 from generator.invoice.breakdown import DocumentCharge, ForeignAmount, invoice_fields
-from generator.invoice.cii import fields, parse
+from generator.invoice.cii import as_d16b, fields, is_zugferd1, other_format, parse
 from generator.invoice.embedded import MAX_XML_BYTES, xml_of_pdf
 from generator.invoice.money import InvoiceTax
 from generator.invoice.refusal import ASK_AGAIN, not_an_invoice_file, plain, profile_refusal, refused, schema_refusal
@@ -77,6 +77,17 @@ class InvoiceLine:
 
 
 @dataclass(frozen=True)
+class OtherFormat:
+    """A document in a format gpu-audit does not reconcile, which the factur-x library reads (UBL, Order-X): its
+    format's token (as --json writes it) and name, its root element and namespace."""
+
+    format: str
+    name: str
+    root: str
+    namespace: str
+
+
+@dataclass(frozen=True)
 class Invoice:
     """The invoice's number, currency, lines and totals (net, tax and gross kept apart)."""
 
@@ -99,6 +110,8 @@ class Invoice:
     foreign: tuple[ForeignAmount, ...] = ()  # amounts marked in another currency (the first few), and how many
     foreign_count: int = 0
     tax_currency: str | None = None  # TaxCurrencyCode (BT-6)
+    document_format: str = "cii"  # "cii" (Factur-X, ZUGFeRD 2.x), "zugferd-1.0", or another format's token
+    other_format: OtherFormat | None = None  # a document the factur-x library reads and gpu-audit does not reconcile
 
 
 def _checked(xml: bytes, name: str) -> dict[str, Any]:
@@ -112,16 +125,21 @@ def _checked(xml: bytes, name: str) -> dict[str, Any]:
         reason, detail = exc.args[0], "".join(exc.args[1:2])
         return refused(f"{what} is refused: {reason}" + ("" if "ask the provider" in reason else f"; {ASK_AGAIN}"),
                        detail)
+    other = other_format(root)
+    if other is not None:  # the factur-x library reads it, gpu-audit does not reconcile it: a finding, not exit 2
+        return {"xml_name": name, "other_format": other}
+    flavor = "zugferd" if is_zugferd1(root) else "factur-x"  # the factur-x library's names: ZUGFeRD 1.0, CII D16B
     try:
-        level = facturx.get_level(root, "factur-x")
+        level = facturx.get_level(root, flavor)
     except ValueError as exc:
-        return profile_refusal(exc, what)
+        return profile_refusal(exc, what, flavor)
     try:
-        facturx.xml_check_xsd(root, flavor="factur-x", level=level)  # the library's official XSD of that profile
+        facturx.xml_check_xsd(root, flavor=flavor, level=level)  # the library's official XSD of that profile
     except Exception as exc:  # noqa: BLE001 - factur-x raises a bare Exception for an XSD failure
-        return schema_refusal(exc, what, level)
+        return schema_refusal(exc, what, level, flavor)
     try:
-        return {"xml_name": name, **fields(root)}
+        read = fields(as_d16b(root) if flavor == "zugferd" else root)
+        return {"xml_name": name, "document_format": "zugferd-1.0" if flavor == "zugferd" else "cii", **read}
     except ValueError as exc:
         return refused(f"{what} is refused: {exc}; ask the provider for the invoice corrected")
 
@@ -188,6 +206,12 @@ def invoice_of(path: Path, answer: dict[str, Any]) -> Invoice:
     """The invoice the reader's answer describes; a refusal is an InvoiceUnreadableError."""
     if "error" in answer:
         raise InvoiceUnreadableError(f"{path}: {answer['error']}", plain(answer.get("detail", "")))
+    source = f"{path.name} ({answer['xml_name']})" if answer["xml_name"] else path.name
+    if "other_format" in answer:
+        other = OtherFormat(**answer["other_format"])
+        return Invoice(source=source, number="", type_code=None, currency=None, lines=(), net_total=None,
+                       tax_total=None, grand_total=None, prepaid=None, due=None, document_format=other.format,
+                       other_format=other)
     lines = tuple(InvoiceLine(position=x["position"], line_id=x["line_id"], seller_id=x["seller_id"],
                               name=x["name"], days=x["days"], quantity=_decimal(x["quantity"]), unit=x["unit"],
                               unit_price=_decimal(x["unit_price"]), total=_decimal(x["total"]),
@@ -196,8 +220,8 @@ def invoice_of(path: Path, answer: dict[str, Any]) -> Invoice:
                               charges=_decimal(x["charges"]), allowance_reasons=tuple(x["allowance_reasons"]),
                               status=x["status"], tax_category=x["tax_category"], tax_rate=_decimal(x["tax_rate"]))
                   for x in answer["lines"])
-    source = f"{path.name} ({answer['xml_name']})" if answer["xml_name"] else path.name
-    return Invoice(source=source, number=answer["number"], type_code=answer["type_code"], currency=answer["currency"],
+    return Invoice(source=source, document_format=answer["document_format"], number=answer["number"],
+                   type_code=answer["type_code"], currency=answer["currency"],
                    lines=lines, net_total=_decimal(answer["net_total"]), tax_total=_decimal(answer["tax_total"]),
                    grand_total=_decimal(answer["grand_total"]), prepaid=_decimal(answer["prepaid"]),
                    due=_decimal(answer["due"]), rounding=_decimal(answer["rounding"]),

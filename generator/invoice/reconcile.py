@@ -142,8 +142,26 @@ def _unmatched(b: BilledLine, committed: list[Committed]) -> InvoiceFinding:
                           "not commit")
 
 
+def format_finding(invoice: Invoice) -> InvoiceFinding | None:
+    """The finding of a document in another format the factur-x library reads (UBL, Order-X): what it is, that
+    nothing was compared, and what to ask the provider for; None for a CII or ZUGFeRD 1.0 invoice."""
+    other = invoice.other_format
+    if other is None:
+        return None
+    ask = "the invoice of this order" if other.format == "order-x" else "the same invoice"
+    return InvoiceFinding("invoice-format", None, "root element", f"{other.root} of namespace {other.namespace}",
+                          "Factur-X or ZUGFeRD (UN/CEFACT CII)",
+                          f"{invoice.source} is {other.name}: gpu-audit reconciles Factur-X and ZUGFeRD invoices "
+                          "(UN/CEFACT CII, EN 16931) only, so nothing was compared with the committed packages; ask "
+                          f"the provider for {ask} as Factur-X or ZUGFeRD (a PDF carrying its XML), or as its CII "
+                          "XML", "allowed")
+
+
 def reconcile(invoice: Invoice, committed: list[Committed]) -> list[InvoiceFinding]:
     """Every difference between the invoice's lines and totals and the committed packages."""
+    other = format_finding(invoice)
+    if other is not None:  # nothing was read to compare
+        return [other]
     if invoice.currency != CURRENCY:
         return [InvoiceFinding("currency", None, "InvoiceCurrencyCode", invoice.currency, CURRENCY,
                                f"the invoice is in {given(invoice.currency)}; the tariffs, and so the committed "

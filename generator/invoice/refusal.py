@@ -13,10 +13,11 @@ from typing import Any
 ASK_AGAIN = "ask the provider to send the invoice again, as their invoicing software wrote it"
 ASK_ONE = ("ask the provider for the invoice with a single invoice XML, attached as Factur-X prescribes "
            "(factur-x.xml in the PDF's list of attachments)")
-ASK_EINVOICE = ("ask the provider for the electronic invoice: Factur-X or ZUGFeRD 2.x (a PDF carrying its XML), or "
+ASK_EINVOICE = ("ask the provider for the electronic invoice: Factur-X or ZUGFeRD (a PDF carrying its XML), or "
                 "its CII XML")
 LEVELS = {"minimum": "MINIMUM", "basicwl": "BASIC WL", "basic": "BASIC", "en16931": "EN 16931", "extended": "EXTENDED",
-          "extended-ctc-fr": "EXTENDED-CTC-FR"}
+          "extended-ctc-fr": "EXTENDED-CTC-FR", "comfort": "COMFORT"}
+STANDARDS = {"factur-x": "Factur-X", "zugferd": "ZUGFeRD 1.0"}  # the factur-x library's flavors, as readers name them
 # CII elements as an invoice's reader knows them (EN 16931 business terms); any other is named by its element.
 FIELDS = {
     "ExchangedDocumentContext": "the document context", "ExchangedDocument": "the document header",
@@ -90,14 +91,15 @@ def no_invoice_xml(names: list[str]) -> dict[str, str]:
                    f"{carried}, so it holds no amounts a program can read, only a printed page; {ASK_EINVOICE}")
 
 
-def profile_refusal(exc: Exception, what: str) -> dict[str, str]:
-    """An XML that declares no Factur-X profile (BT-24), or one Factur-X does not define."""
+def profile_refusal(exc: Exception, what: str, flavor: str = "factur-x") -> dict[str, str]:
+    """An XML that declares no Factur-X (or ZUGFeRD 1.0) profile (BT-24), or one that standard does not define."""
+    standard = STANDARDS.get(flavor, flavor)
+    example = "urn:ferd:CrossIndustryDocument:invoice:1p0:comfort" if flavor == "zugferd" else "urn:cen.eu:en16931:2017"
     found = re.search(r"'([^']*)'", str(exc))
-    problem = (f"declares the profile {found.group(1)!s}, which Factur-X does not define" if found else
-               "declares no profile (BT-24, the ID of GuidelineSpecifiedDocumentContextParameter, such as "
-               "urn:cen.eu:en16931:2017)")
-    return refused(f"{what} {problem}, so it cannot be checked against the Factur-X schema of its profile; ask the "
-                   "provider for the invoice declaring its Factur-X profile", str(exc))
+    problem = (f"declares the profile {found.group(1)}, which {standard} does not define" if found else
+               f"declares no profile (BT-24, the ID of GuidelineSpecifiedDocumentContextParameter, such as {example})")
+    return refused(f"{what} {problem}, so it cannot be checked against the {standard} schema of its profile; ask the "
+                   f"provider for the invoice declaring its {standard} profile", str(exc))
 
 
 def _field(element: str, path: str | None) -> str:
@@ -150,11 +152,13 @@ def explained(message: str, path: str | None) -> str:
     return f"{field} does not hold what the schema expects there"
 
 
-def schema_refusal(exc: Exception, what: str, level: str | None) -> dict[str, str]:
+def schema_refusal(exc: Exception, what: str, level: str | None, flavor: str = "factur-x") -> dict[str, str]:
     """The factur-x library's XSD failure (its DocumentInvalid kept as the cause) as a sentence: the first error's
     field, line and what it should hold, how many more there are, and what to ask the provider for."""
     entries = list(getattr(exc.__cause__, "error_log", None) or [])
-    profile = f"the Factur-X {LEVELS.get(level or '', level)} profile it declares" if level else "the Factur-X schema"
+    standard = STANDARDS.get(flavor, flavor)
+    profile = f"the {standard} {LEVELS.get(level or '', level)} profile it declares" if level else \
+        f"the {standard} schema"
     if not entries:
         return refused(f"{what} is not valid against {profile}; ask the provider for the invoice corrected",
                        str(exc))

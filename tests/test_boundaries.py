@@ -254,6 +254,17 @@ def test_quality_claimed_within_the_tolerance_either_way(delta: float) -> None:
     assert "quality_value" not in _claims(_accepted(), quality_value=0.85 + delta)
 
 
+# Exactly at the stated precision: 0.8755 rounded half-up to three decimals is 0.876, and 0.8755 half-down 0.875;
+# both agree (in binary floating point 0.876 - 0.8755 is 5.000000000000004e-4, just over the tolerance). One unit of
+# the fourth decimal past either edge disagrees.
+@pytest.mark.parametrize(("claimed", "agrees"), [(0.876, True), (0.875, True), (0.8761, False), (0.8749, False),
+                                                 (0.87600001, False)])
+def test_quality_claimed_exactly_at_the_tolerance(claimed: float, agrees: bool) -> None:
+    acc = _accepted()
+    acc.quality_value = 1751 / 2000  # 0.8755: a metric's value as a ratio of counts
+    assert ("quality_value" not in _claims(acc, quality_value=claimed)) is agrees
+
+
 @pytest.mark.parametrize("column", ["expected_ids", "observed_ids"])
 @pytest.mark.parametrize("claimed", [999, 1001], ids=["below", "above"])
 def test_counts_claimed_either_way(column: str, claimed: int) -> None:

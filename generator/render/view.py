@@ -23,7 +23,7 @@ from generator.audit.recompute.model import (
 )
 
 # One tolerance for a claimed quality value, the one the recomputation applies.
-from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
+from generator.audit.recompute.tolerances import quality_agrees
 from generator.audit.subgrouprules import LooserRule, looser_rules
 
 # bundle_id: one definition, shared with `verify` (which must not import this module)
@@ -144,7 +144,7 @@ def _agrees(column: str, claimed: object, recomputed: object) -> bool:
     if claimed is None:
         return True  # not recorded: nothing claimed, nothing contradicted
     if column == "quality_value":
-        return recomputed is not None and abs(_float(claimed) - _float(recomputed)) <= QUALITY_TOLERANCE
+        return recomputed is not None and quality_agrees(_float(claimed), _float(recomputed))
     return bool(claimed == recomputed)
 
 

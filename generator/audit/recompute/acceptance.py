@@ -18,7 +18,7 @@ from generator.audit.readers.predictions import LabelFile
 from generator.audit.recompute import subgroups
 from generator.audit.recompute.runcells import RecomputedRun
 from generator.audit.recompute.subgroups import GroupTruth, SubgroupRun
-from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
+from generator.audit.recompute.tolerances import quality_agrees
 from generator.core.metrics import compute_metric, defined, metric_from_codes, quality_rule_holds, reader_name
 
 FIRST_FEW = 5
@@ -213,7 +213,7 @@ def claim_findings(row: GridRow, line: int, acc: Acceptance, protocol: Protocol,
                              "the reference and the predictions, as scikit-learn leaves it)",
                              "leave quality_value empty for a run whose predictions are incomplete or invalid"))
     elif claimed_q is not None and acc.quality_value is not None \
-            and abs(claimed_q - acc.quality_value) > QUALITY_TOLERANCE:
+            and not quality_agrees(claimed_q, acc.quality_value):
         out.append(_mismatch(grid_file, line, "quality_value", claimed_q, round(acc.quality_value, 6),
                              f"quality_value claims {claimed_q}, the predictions give {acc.quality_value:.6f}",
                              "recompute the metric from the prediction file against the reference"))

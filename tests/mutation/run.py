@@ -1,0 +1,227 @@
+"""The mutation command: each one-line bug in the decision code, run against the tests that cover its line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+from operators import Mutant, mutants
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+WORK = REPO / ".mutation"
+CONFIG = tomllib.loads((HERE / "config.toml").read_text())
+EQUIVALENT = tomllib.loads((HERE / "equivalent.toml").read_text())
+_IGNORE = shutil.ignore_patterns(".git", ".venv", ".mutation", "__pycache__", ".hypothesis", "out", "build")
+
+
+def modules(only: list[str]) -> list[str]:
+    """The configured modules (folders expand to their modules), or those of `only` that are configured."""
+    found: list[str] = []
+    for entry in CONFIG["modules"]:
+        path = REPO / entry
+        found += [str(p.relative_to(REPO)) for p in sorted(path.glob("*.py"))] if path.is_dir() else [entry]
+    return [m for m in found if not only or any(m.startswith(o) for o in only)]
+
+
+def all_mutants(only: list[str]) -> Iterator[Mutant]:
+    for module in modules(only):
+        yield from mutants(module, (REPO / module).read_text())
+
+
+def map_lines(extra: list[str]) -> int:
+    """Run the suite (or the `extra` test files) under coverage, one context per test: which tests reach each line."""
+    WORK.mkdir(exist_ok=True)
+    sources = sorted({str(Path(m).parent) for m in modules([])})
+    data = WORK / ("coverage-extra.db" if extra else "coverage.db")
+    junit = WORK / ("junit-extra.xml" if extra else "junit.xml")
+    command = [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider", "--cov-context=test",
+               "--cov-report=", f"--junitxml={junit}", *[f"--cov={s}" for s in sources], *extra]
+    env = {**__import__("os").environ, "COVERAGE_FILE": str(data)}
+    code = subprocess.run(command, cwd=REPO, env=env, check=False).returncode
+    lines = _read_map(data)
+    durations = _read_durations(junit)
+    target = WORK / "lines.json"
+    if extra and target.exists():
+        old = json.loads(target.read_text())
+        for module, by_line in lines.items():
+            for line, tests in by_line.items():
+                old["lines"].setdefault(module, {}).setdefault(line, [])
+                old["lines"][module][line] = sorted(set(old["lines"][module][line]) | set(tests))
+        old["durations"].update(durations)
+        lines, durations = old["lines"], old["durations"]
+    target.write_text(json.dumps({"lines": lines, "durations": durations}, sort_keys=True))
+    return code
+
+
+def _read_map(data: Path) -> dict[str, dict[str, list[str]]]:
+    from coverage import CoverageData
+
+    covered = CoverageData(basename=str(data))
+    covered.read()
+    lines: dict[str, dict[str, list[str]]] = {}
+    for filename in covered.measured_files():
+        module = str(Path(filename).resolve().relative_to(REPO))
+        by_line = covered.contexts_by_lineno(filename)
+        lines[module] = {str(n): sorted({c.split("|")[0] for c in ctx if c}) for n, ctx in by_line.items()}
+    return lines
+
+
+def _read_durations(junit: Path) -> dict[str, float]:
+    durations: dict[str, float] = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        durations[f"{classname}::{name}"] = float(case.get("time", "0") or 0)
+    return durations
+
+
+def _junit_name(nodeid: str) -> str:
+    path, _, rest = nodeid.partition("::")
+    parts = rest.split("::")
+    return ".".join([path.removesuffix(".py").replace("/", "."), *parts[:-1]]) + "::" + parts[-1]
+
+
+def tests_for(mutant: Mutant, mapping: dict[str, Any]) -> list[str]:
+    """The tests that reach the mutated line (in-process), fastest first; else the module's configured fallback."""
+    durations: dict[str, float] = mapping["durations"]
+    by_line: dict[str, list[str]] = mapping["lines"].get(mutant.module, {})
+    last = mutant.line + mutant.old.count("\n")
+    tests = sorted({t for n in range(mutant.line, last + 1) for t in by_line.get(str(n), [])})
+    if not tests:
+        return list(CONFIG.get("fallback", {}).get(mutant.module, []))
+    return sorted(tests, key=lambda t: (durations.get(_junit_name(t), 1.0), t))
+
+
+def _copies(jobs: int) -> list[Path]:
+    copies = []
+    for n in range(jobs):
+        copy = WORK / f"copy{n}"
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(REPO, copy, symlinks=True, ignore=_IGNORE)
+        copies.append(copy)
+    return copies
+
+
+def run(only: list[str], jobs: int, timeout: float, keys: set[str] | None) -> dict[str, dict[str, object]]:
+    mapping = json.loads((WORK / "lines.json").read_text())
+    todo = [m for m in all_mutants(only) if m.key not in EQUIVALENT and (keys is None or m.key in keys)]
+    results_file = WORK / "results.json"
+    results: dict[str, dict[str, object]] = json.loads(results_file.read_text()) if results_file.exists() else {}
+    lock = threading.Lock()
+    queue = list(reversed(todo))
+    began = time.monotonic()
+
+    def work(copy: Path) -> None:
+        worker = subprocess.Popen([sys.executable, str(HERE / "worker.py"), str(copy)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, cwd=copy)
+        assert worker.stdin and worker.stdout
+        while True:
+            with lock:
+                if not queue:
+                    break
+                mutant = queue.pop()
+            tests = tests_for(mutant, mapping)
+            if not tests:
+                outcome: dict[str, object] = {"exit": None, "seconds": 0, "tail": "no test reaches this line"}
+            else:
+                job = {"key": mutant.key, "module": mutant.module, "start": mutant.start, "end": mutant.end,
+                       "new": mutant.new, "tests": tests, "timeout": timeout}
+                worker.stdin.write(json.dumps(job) + "\n")
+                worker.stdin.flush()
+                outcome = json.loads(worker.stdout.readline())
+            outcome.update(status=_status(outcome), module=mutant.module, line=mutant.line,
+                           operator=mutant.operator, old=mutant.old, new=mutant.new, tests=len(tests))
+            with lock:
+                results[mutant.key] = outcome
+                done = len(todo) - len(queue)
+                if outcome["status"] != "killed":
+                    print(f"[{done}/{len(todo)} {time.monotonic() - began:.0f}s] {outcome['status']}: "
+                          f"{mutant.module}:{mutant.line} {mutant.old!r} -> {mutant.new!r}", flush=True)
+                if done % 50 == 0:
+                    results_file.write_text(json.dumps(results, indent=1, sort_keys=True))
+        worker.stdin.close()
+        worker.wait()
+
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(work, _copies(jobs)))
+    results_file.write_text(json.dumps(results, indent=1, sort_keys=True))
+    return results
+
+
+def _status(outcome: dict[str, object]) -> str:
+    code = outcome["exit"]
+    if code is None:
+        return "uncovered"
+    if code == 0:
+        return "survived"
+    if code == -9:
+        return "timeout"
+    if code == 5:
+        return "no-tests"  # the map names tests that no longer exist: map again
+    return "killed"
+
+
+def report(only: list[str]) -> int:
+    """Per module: mutants, killed, equivalent, survived; then each survivor. Exit 1 while any survives."""
+    results = json.loads((WORK / "results.json").read_text()) if (WORK / "results.json").exists() else {}
+    by_module: dict[str, Counter[str]] = defaultdict(Counter)
+    open_: list[tuple[str, dict[str, object]]] = []
+    for mutant in all_mutants(only):
+        status = "equivalent" if mutant.key in EQUIVALENT else results.get(mutant.key, {}).get("status", "not-run")
+        by_module[mutant.module][status] += 1
+        if status not in ("killed", "equivalent"):
+            open_.append((mutant.key, {"status": status, "line": mutant.line, "old": mutant.old,
+                                       "new": mutant.new}))
+    total: Counter[str] = Counter()
+    print(f"{'module':<48} {'mutants':>7} {'killed':>7} {'equiv.':>7} {'open':>5}")
+    for module, counts in sorted(by_module.items()):
+        total += counts
+        still = sum(counts.values()) - counts["killed"] - counts["equivalent"]
+        print(f"{module:<48} {sum(counts.values()):>7} {counts['killed']:>7} {counts['equivalent']:>7} {still:>5}")
+    still = sum(total.values()) - total["killed"] - total["equivalent"]
+    seconds = sum(float(r.get("seconds", 0)) for r in results.values())
+    print(f"{'total':<48} {sum(total.values()):>7} {total['killed']:>7} {total['equivalent']:>7} {still:>5}"
+          f"   ({seconds:.0f} s of test runs)")
+    for key, info in open_:
+        print(f"{info['status']}: {key} line {info['line']}: {info['old']!r} -> {info['new']!r}")
+    return 1 if open_ else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tests/mutation/run.py", description=__doc__)
+    parser.add_argument("command", choices=["map", "run", "report", "list"])
+    parser.add_argument("paths", nargs="*", help="modules or folders to limit to (map: test files to add)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds one mutant's tests may take")
+    parser.add_argument("--open", action="store_true", help="run only the mutants not yet killed")
+    args = parser.parse_args(argv)
+    if args.command == "map":
+        return map_lines(args.paths)
+    if args.command == "list":
+        for m in all_mutants(args.paths):
+            print(f"{m.key} line {m.line}: {m.old!r} -> {m.new!r}")
+        return 0
+    if args.command == "run":
+        keys = None
+        if args.open and (WORK / "results.json").exists():
+            old = json.loads((WORK / "results.json").read_text())
+            keys = {m.key for m in all_mutants(args.paths) if old.get(m.key, {}).get("status") != "killed"}
+        run(args.paths, args.jobs, args.timeout, keys)
+    return report(args.paths)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -160,9 +160,10 @@ def _wall_clock_differences(source: str) -> list[int]:
 
 
 # Tests prove behaviour, not speed: a bound on time is a bound on work (processor time, a count), and speed is
-# measured in tests/benchmarks/. fuzz_long.py is a command that runs for the minutes it is given, not a test.
+# measured in tests/benchmarks/. fuzz_long.py is a command that runs for the minutes it is given, and
+# tests/mutation/ the mutation command (it reports how long the mutants' tests took): neither is a test.
 TEST_SOURCES = sorted(p for p in TESTS.rglob("*.py") if "benchmarks" not in p.parts and p.name != "fuzz_long.py"
-                      and "__pycache__" not in p.parts)
+                      and "mutation" not in p.parts and "__pycache__" not in p.parts)
 
 
 @pytest.mark.parametrize("source", TEST_SOURCES, ids=lambda p: p.relative_to(REPO).as_posix())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
 import json
 import shutil
 import subprocess
@@ -100,8 +102,30 @@ def tests_for(mutant: Mutant, mapping: dict[str, Any]) -> list[str]:
     last = mutant.line + mutant.old.count("\n")
     tests = sorted({t for n in range(mutant.line, last + 1) for t in by_line.get(str(n), [])})
     if not tests:
-        return list(CONFIG.get("fallback", {}).get(mutant.module, []))
+        # a line run at import (a module constant): the tests that reach the lines reading the name it binds
+        readers = _readers(mutant.module).get(mutant.line, set())
+        tests = sorted({t for n in readers for t in by_line.get(str(n), [])})
+        tests += [t for t in CONFIG.get("fallback", {}).get(mutant.module, []) if t not in tests]
     return sorted(tests, key=lambda t: (durations.get(_junit_name(t), 1.0), t))
+
+
+@functools.cache
+def _readers(module: str) -> dict[int, set[int]]:
+    """For each line of a module-level assignment: the lines of the module that read a name it binds."""
+    tree = ast.parse((REPO / module).read_text())
+    loads: dict[str, set[int]] = defaultdict(set)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads[node.id].add(node.lineno)
+    readers: dict[int, set[int]] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            lines = {n for name in names for n in loads[name]}
+            for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
+                readers[line] = lines - set(range(statement.lineno, (statement.end_lineno or 0) + 1))
+    return readers
 
 
 def _copies(jobs: int) -> list[Path]:
@@ -150,8 +174,7 @@ def run(only: list[str], jobs: int, timeout: float, keys: set[str] | None) -> di
                 if outcome["status"] != "killed":
                     print(f"[{done}/{len(todo)} {time.monotonic() - began:.0f}s] {outcome['status']}: "
                           f"{mutant.module}:{mutant.line} {mutant.old!r} -> {mutant.new!r}", flush=True)
-                if done % 50 == 0:
-                    results_file.write_text(json.dumps(results, indent=1, sort_keys=True))
+                results_file.write_text(json.dumps(results, indent=1, sort_keys=True))
         worker.stdin.close()
         worker.wait()
 

@@ -106,8 +106,8 @@ def _tolerance(widened: bool) -> Callable[[Path], list[Where]]:
         reference = round(worst + 0.03, 6)
         exact = reference - worst
         registered = exact - 1e-6 if widened else exact
-        edit_protocol(c, lambda p: p["quality"].update(tolerance=registered) or
-                      p["quality"]["reference"].update(value=reference))
+        edit_protocol(c, lambda p: (p["quality"].update(tolerance=registered),
+                                    p["quality"]["reference"].update(value=reference)))
         _rule_cells(c, "quality_tolerance", registered, line, exact)
         return [Where(GRID, line, "quality_tolerance")]
 
@@ -357,10 +357,10 @@ EDGELESS: dict[str, str] = {
     "memory-feasibility": "exceeding memory is an out-of-memory attempt counted (none: feasible, b8-wins; one: not, "
                           "the example), never bytes against a limit; oom-stays-oom's edge holds the wording",
     "ends-before-deadline": "a decision without a finding: the window ending on the deadline holds "
-                            "(runs-on-window-edges), one minute before it withholds the answer with no finding for "
-                            "this frame to name (a Window.ends_before_deadline edge no Edge can express)",
+                            "(runs-on-window-edges); ending after it withholds the answer with no finding for an Edge "
+                            "to name, so its past side (decision.Window.ends_before_deadline) is untested",
     "no-p95-from-five": "a decision without a finding: the tail's 20 observations (timing.MIN_FOR_TAIL) are "
-                        "gpu-audit's own, their edge tested in test_recompute_units; five (the example) show no p95",
+                        "ours, not the seeds'; five (the example) show no p95, 20 do (test_recompute_units)",
     "excluded-needs-rule": "an exclusion is a listed cause, not a figure; its 'before' is the protocol's registration "
                            "(runs-after-registration's edge), its other sides excluded-registered-cause and "
                            "exclusion-listed",

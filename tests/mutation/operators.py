@@ -102,6 +102,9 @@ def _skipped(tree: ast.AST) -> set[int]:
             targets.extend(v for v in node.values if isinstance(v, ast.FormattedValue) and v.format_spec)
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             targets.append(node)
+        if isinstance(node, ast.ClassDef):
+            # a dataclass field's default is a shape, not a rule: the rules set every field they read
+            targets.extend(s for s in node.body if isinstance(s, ast.AnnAssign))
         for target in targets:
             skip.update(id(n) for n in ast.walk(target))
     return skip

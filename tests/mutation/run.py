@@ -26,7 +26,8 @@ REPO = HERE.parent.parent
 WORK = REPO / ".mutation"
 CONFIG = tomllib.loads((HERE / "config.toml").read_text())
 EQUIVALENT = tomllib.loads((HERE / "equivalent.toml").read_text())
-_IGNORE = shutil.ignore_patterns(".git", ".venv", ".mutation", "__pycache__", ".hypothesis", "out", "build")
+_IGNORE = shutil.ignore_patterns(".git", ".venv", ".mutation", "__pycache__", ".hypothesis", ".mypy_cache",
+                                 ".ruff_cache", ".pytest_cache", "out", "build")
 
 
 def modules(only: list[str]) -> list[str]:
@@ -106,7 +107,24 @@ def tests_for(mutant: Mutant, mapping: dict[str, Any]) -> list[str]:
         readers = _readers(mutant.module).get(mutant.line, set())
         tests = sorted({t for n in readers for t in by_line.get(str(n), [])})
         tests += [t for t in CONFIG.get("fallback", {}).get(mutant.module, []) if t not in tests]
-    return sorted(tests, key=lambda t: (durations.get(_junit_name(t), 1.0), t))
+    # the most specific tests first (those reaching fewest lines: a unit test before a whole campaign's check),
+    # the faster of two alike first
+    reach = _reach(id(mapping), mapping)
+    return sorted(tests, key=lambda t: (reach.get(t, 0) // 200, durations.get(_junit_name(t), 1.0), t))
+
+
+_REACH: dict[int, dict[str, int]] = {}
+
+
+def _reach(key: int, mapping: dict[str, Any]) -> dict[str, int]:
+    """How many lines of the mutated modules each test reaches."""
+    if key not in _REACH:
+        counts: Counter[str] = Counter()
+        for by_line in mapping["lines"].values():
+            for tests in by_line.values():
+                counts.update(tests)
+        _REACH[key] = dict(counts)
+    return _REACH[key]
 
 
 @functools.cache
@@ -119,9 +137,13 @@ def _readers(module: str) -> dict[int, set[int]]:
             loads[node.id].add(node.lineno)
     readers: dict[int, set[int]] = {}
     for statement in tree.body:
-        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.ClassDef)):
+            # a class's defaults and field list run at import too: the tests that use the class reach them
+            targets = statement.targets if isinstance(statement, ast.Assign) else [] \
+                if isinstance(statement, ast.ClassDef) else [statement.target]
             names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if isinstance(statement, ast.ClassDef):
+                names = {statement.name}
             lines = {n for name in names for n in loads[name]}
             for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
                 readers[line] = lines - set(range(statement.lineno, (statement.end_lineno or 0) + 1))
@@ -139,11 +161,14 @@ def _copies(jobs: int) -> list[Path]:
     return copies
 
 
-def run(only: list[str], jobs: int, timeout: float, keys: set[str] | None) -> dict[str, dict[str, object]]:
+def run(only: list[str], jobs: int, timeout: float, keys: set[str] | None,
+        first: int | None) -> dict[str, dict[str, object]]:
     mapping = json.loads((WORK / "lines.json").read_text())
-    todo = [m for m in all_mutants(only) if m.key not in EQUIVALENT and (keys is None or m.key in keys)]
     results_file = WORK / "results.json"
     results: dict[str, dict[str, object]] = json.loads(results_file.read_text()) if results_file.exists() else {}
+    # without --open, a run goes on where the last one stopped: the mutants with no result yet
+    todo = [m for m in all_mutants(only) if m.key not in EQUIVALENT
+            and (m.key in keys if keys is not None else m.key not in results)]
     lock = threading.Lock()
     queue = list(reversed(todo))
     began = time.monotonic()
@@ -157,7 +182,8 @@ def run(only: list[str], jobs: int, timeout: float, keys: set[str] | None) -> di
                 if not queue:
                     break
                 mutant = queue.pop()
-            tests = tests_for(mutant, mapping)
+            reach = tests_for(mutant, mapping)
+            tests = reach[:first] if first else reach
             if not tests:
                 outcome: dict[str, object] = {"exit": None, "seconds": 0, "tail": "no test reaches this line"}
             else:
@@ -166,7 +192,10 @@ def run(only: list[str], jobs: int, timeout: float, keys: set[str] | None) -> di
                 worker.stdin.write(json.dumps(job) + "\n")
                 worker.stdin.flush()
                 outcome = json.loads(worker.stdout.readline())
-            outcome.update(status=_status(outcome), module=mutant.module, line=mutant.line,
+            status = _status(outcome)
+            if status == "survived" and len(tests) < len(reach):
+                status = "survived-fastest"  # survived the fastest tests only: `run --open` runs them all
+            outcome.update(status=status, module=mutant.module, line=mutant.line,
                            operator=mutant.operator, old=mutant.old, new=mutant.new, tests=len(tests))
             with lock:
                 results[mutant.key] = outcome
@@ -230,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one mutant's tests may take")
     parser.add_argument("--open", action="store_true", help="run only the mutants not yet killed")
+    parser.add_argument("--first", type=int, help="a quick pass: run only the N fastest tests reaching each line")
     args = parser.parse_args(argv)
     if args.command == "map":
         return map_lines(args.paths)
@@ -242,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.open and (WORK / "results.json").exists():
             old = json.loads((WORK / "results.json").read_text())
             keys = {m.key for m in all_mutants(args.paths) if old.get(m.key, {}).get("status") != "killed"}
-        run(args.paths, args.jobs, args.timeout, keys)
+        run(args.paths, args.jobs, args.timeout, keys, args.first)
     return report(args.paths)
 
 

@@ -240,3 +240,26 @@ def test_the_interrupted_seconds_and_durations() -> None:
     assert resumes.through(plan, 5, row_outcome("outcome=resumed")) is False
     assert resumes.through(plan, 4, row_outcome("outcome=resumed")) is True
     assert resumes.through(None, 5, row_outcome("")) is True
+
+
+def test_a_resumption_of_an_attempt_of_no_variant_has_no_interrupted_time() -> None:
+    # The resume variant resumes b16, which the experiment does not register: its attempt has no measurement.
+    exp = ExperimentSpec.of({**EXAMPLE["experiments"][0], "variants": [
+        {"id": "b8", "value": 8, "measurement": "b8.json"},
+        {"id": "b8-resume", "value": 8, "measurement": "resume.json", "resume": {"of": "b16", "setting": SETTING}}]})
+    plans, _ = _plans(_row("b16", 3, OOM), _row("b8-resume", 3, "outcome=resumed; resumed=b16/warm/3"), exp=exp)
+    assert plans["b8-resume"].added == {1: None}
+
+
+@pytest.mark.parametrize("started,ended", [(True, False), (False, True)])
+def test_an_attempt_dated_at_one_end_only_has_no_interrupted_time(started: bool, ended: bool) -> None:
+    dated: dict[str, Any] = {**({"started_at": _at(0)} if started else {}), **({"ended_at": _at(100)} if ended else {})}
+    phases: list[Any] = [{"phase": "warm_forward", "repeat": 3, "status": "ok", "elapsed_seconds": 1.0, **COUNTERS,
+                          **dated}]
+    doc = MeasurementDoc.of({"schema_version": "1", "environment": {"python_version": "3.11", "device": "cuda:0",
+                                                                    "gpu_available": True},
+                             "configuration": {"device": "cuda:0", "batch": 8, "dtype": "float32", "warmup": 0,
+                                               "repeats": 5}, "phases": phases})
+    plans, _ = _plans(_row("b8", 3, OOM), _row("b8-resume", 3, "outcome=resumed; resumed=b8/warm/3"),
+                      measured={**MEASURED, "b8.json": doc})
+    assert plans["b8-resume"].added == {1: None}

@@ -53,6 +53,9 @@ def test_each_seed_runs_on_every_corpus() -> None:
     rows = _rows(4, 2, seed=1) + _rows(3, 2, seed=2)
     assert [(n, needed) for n, needed, _ in _seed_counts(rows, (SECOND,))] == [(3, 4)]
     assert _seed_counts(_rows(4, 2, seed=1) + _rows(4, 2, seed=2), (SECOND,)) == []
+    # and one cold run short: 1 of the 1 x 2 registered
+    assert [(n, needed) for n, needed, _ in _seed_counts(_rows(4, 2, seed=1) + _rows(4, 1, seed=2), (SECOND,))] == [
+        (1, 2)]
 
 
 def test_no_seeds_no_count() -> None:

@@ -294,3 +294,33 @@ def test_a_measured_model_against_the_fixed_revisions(revision: object, tokenize
                                     'rtx4090-batch/b1 registers model_revision "synthetic-classifier-r1" (the value '
                                     "held fixed)")
     assert samework.measured_model_findings(Protocol.of(EXAMPLE), {}) == []
+
+
+def test_a_null_never_matches_the_text_none() -> None:
+    # input_order null (left open) in one experiment, the text "None" in the other: different work
+    assert [f for f, _ in _work(_protocol({"input_order": None}, {"input_order": "None"}))] == [
+        "/experiments/1/fixed/input_order"]
+
+
+def test_a_fact_the_protocol_fixes_is_not_read_from_the_grid() -> None:
+    rows = [GridRow.of({"experiment_id": "b200-batch", "variant_id": "b1", "context": 256})]
+    assert _work(_protocol({}, {}), rows) == []
+
+
+def test_a_value_is_quoted_as_the_protocol_writes_it() -> None:
+    [(_, said)] = _work(_protocol({"padding": "à droite"}, {"padding": "links"}))
+    assert said.endswith('rtx4090-batch "à droite", b200-batch "links"')
+
+
+def test_a_grid_named_like_the_protocol_in_another_case_is_still_the_grid() -> None:
+    open_ = _protocol({"context": None}, {"context": None})
+    rows = [GridRow.of({"experiment_id": e, "variant_id": "b1", "context": c})
+            for e, c in (("rtx4090-batch", 512), ("b200-batch", 256))]
+    [finding] = samework.experiment_findings(open_, rows, "PROTOCOL.JSON")
+    assert finding.message.endswith("rtx4090-batch 512 (PROTOCOL.JSON; open in protocol.json), b200-batch 256 "
+                                    "(PROTOCOL.JSON; open in protocol.json)")
+
+
+def test_a_subgroup_summary_takes_only_its_own_id() -> None:
+    # a result named SHORT (another case) is no result of the registered subgroup short
+    assert subgroups.summarise(_quality(), [(True, False, [_result(0.9, 0.0, True, gid="SHORT")])]) == ()

@@ -263,3 +263,12 @@ def test_an_attempt_dated_at_one_end_only_has_no_interrupted_time(started: bool,
     plans, _ = _plans(_row("b8", 3, OOM), _row("b8-resume", 3, "outcome=resumed; resumed=b8/warm/3"),
                       measured={**MEASURED, "b8.json": doc})
     assert plans["b8-resume"].added == {1: None}
+
+
+def test_a_resumption_of_an_invalid_interrupted_resumption_goes_back_to_nothing() -> None:
+    # b8-resume's run 3 resumes b8's run 3 under another seed (invalid), and stops; run 4 resumes it: its chain
+    # passes through an invalid resumption and goes back to no interrupted attempt of b8.
+    _, findings = _plans(_row("b8", 3, OOM), _row("b8-resume", 3, f"resumed=b8/warm/3; {OOM}", seed=99),
+                         _row("b8-resume", 4, "outcome=resumed; resumed=b8-resume/warm/3", seed=99))
+    assert [(f.line, "ran seed 1234" in f.message, "chain does not go back" in f.message) for f in findings] == [
+        (3, True, False), (4, False, True)]

@@ -105,20 +105,20 @@ def _is_digest_key(key: str) -> bool:
     return re.sub(r"[^a-z0-9]", "", key.lower()) in ("sha256", "sha256sum", "sha256digest", "sha256hash")
 
 
-def _digest(obj: dict[str, Json]) -> str | None | bool:
-    """The object's SHA-256 in lower-case hex; None when it has no such key, False when its value is not one."""
+def _digest(obj: dict[str, Json]) -> str | None:
+    """The object's SHA-256 in lower-case hex; None when its first SHA-256 key is absent or holds no 64-hex digest."""
     for key, value in obj.items():
         if _is_digest_key(key):
             found = _HEX64.fullmatch(value.strip()) if isinstance(value, str) else None
-            return found.group(1).lower() if found else False
+            return found.group(1).lower() if found else None
     return None
 
 
-def _size(obj: dict[str, Json]) -> int | None | bool:
-    """The object's size in bytes; None when it has no size key, False when its value is not a whole number."""
+def _size(obj: dict[str, Json]) -> int | None:
+    """The object's size in bytes; None when its first size key is absent or holds no whole number of bytes."""
     for key, value in obj.items():
         if key.lower() in _SIZE_KEYS:
-            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else False
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
     return None
 
 
@@ -129,9 +129,9 @@ def _candidate(obj: dict[str, Json], name: str | None) -> ManifestEntry | str | 
     if name is None:
         return None
     digest, size = _digest(obj), _size(obj)
-    if not isinstance(digest, str):
+    if digest is None:
         return f"its entry for {name!r} has no 64-hex SHA-256"
-    if size is None or size is False or size is True:
+    if size is None:
         return f"its entry for {name!r} has no size in bytes"
     return ManifestEntry(name, size, digest)
 

@@ -164,13 +164,14 @@ def manifest_findings(tariffs_file: str, size: int, sha256: str, manifest_file: 
             rule="the manifest lists tarifs-forfaits.csv once, with its size in bytes and a 64-hex SHA-256",
             fix="copy the MANIFEST.json of the Lab archive the tariffs came from, unchanged, or remove "
                 "files.lab_manifest and name each provider price's source")]
-    differences: list[tuple[str, str, int | str, int | str]] = [
-        ("size", f"{size} bytes", size, listed[0]), ("sha256", f"SHA-256 {sha256}", sha256, listed[1])]
+    differences: list[tuple[str, str, str, int | str, int | str]] = [
+        ("size", f"{size} bytes", f"{listed[0]} bytes", size, listed[0]),
+        ("sha256", f"SHA-256 {sha256}", f"SHA-256 {listed[1]}", sha256, listed[1])]
     out = [make_finding(
-        "tariffs-not-in-manifest", E, tariffs_file, f"{tariffs_file} has {has}; {manifest_file} lists {expected}",
+        "tariffs-not-in-manifest", E, tariffs_file, f"{tariffs_file} has {has}; {manifest_file} lists {lists}",
         field=field, claimed=expected, recomputed=read,
         rule="a tariffs file presented as the Lab archive's (files.lab_manifest) is the file its manifest lists, "
              "byte for byte",
         fix="copy tarifs-forfaits.csv from the Lab archive unchanged, or remove files.lab_manifest")
-        for field, has, read, expected in differences if read != expected]
+        for field, has, lists, read, expected in differences if read != expected]
     return ManifestProof(not out), out

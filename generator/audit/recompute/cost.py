@@ -123,10 +123,10 @@ def local_time_issue(text: str, tz: str) -> LocalTimeIssue | None:
 
 
 def _offset(moment: datetime) -> str:
-    delta = moment.utcoffset()
-    minutes = int(delta.total_seconds() // 60) if delta is not None else 0
-    sign = "-" if minutes < 0 else "+"
-    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    """The moment's UTC offset as ISO 8601 writes it: `+01:00`, `-05:00`, `+00:00` for UTC itself, and the seconds
+    of a local mean time in full (`-00:16:08` in Abidjan until 1912), so that the offset a message suggests writing
+    names the very instant meant."""
+    return moment.isoformat(timespec="seconds")[len("YYYY-MM-DDTHH:MM:SS"):]
 
 
 def window_hours(start: str, end: str, tz: str, *, strict: bool = False) -> Decimal:

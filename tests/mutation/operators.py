@@ -105,6 +105,9 @@ def _skipped(tree: ast.AST) -> set[int]:
         if isinstance(node, ast.ClassDef):
             # a dataclass field's default is a shape, not a rule: the rules set every field they read
             targets.extend(s for s in node.body if isinstance(s, ast.AnnAssign))
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a decorator's arguments (`frozen=True`, a cache size) shape the record or the call, not a rule
+            targets.extend(node.decorator_list)
         for target in targets:
             skip.update(id(n) for n in ast.walk(target))
     return skip

@@ -136,6 +136,12 @@ def _readers(module: str) -> dict[int, set[int]]:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads[node.id].add(node.lineno)
     readers: dict[int, set[int]] = {}
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a default runs once at import: the tests that call the function (reach its body) use it
+            body = {n.lineno for s in function.body for n in ast.walk(s) if hasattr(n, "lineno")}
+            for default in [*function.args.defaults, *(d for d in function.args.kw_defaults if d)]:
+                readers[default.lineno] = readers.get(default.lineno, set()) | body
     for statement in tree.body:
         if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.ClassDef)):
             # a class's defaults and field list run at import too: the tests that use the class reach them
@@ -146,7 +152,8 @@ def _readers(module: str) -> dict[int, set[int]]:
                 names = {statement.name}
             lines = {n for name in names for n in loads[name]}
             for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
-                readers[line] = lines - set(range(statement.lineno, (statement.end_lineno or 0) + 1))
+                readers[line] = readers.get(line, set()) | \
+                    (lines - set(range(statement.lineno, (statement.end_lineno or 0) + 1)))
     return readers
 
 
@@ -249,7 +256,12 @@ def report(only: list[str]) -> int:
           f"   ({seconds:.0f} s of test runs)")
     for key, info in open_:
         print(f"{info['status']}: {key} line {info['line']}: {info['old']!r} -> {info['new']!r}")
-    return 1 if open_ else 0
+    # an equivalent whose mutant is no longer made (its code changed) is said, so the list stays true
+    made = {m.key for m in all_mutants([])}
+    stale = sorted(k for k in EQUIVALENT if k not in made)
+    for key in stale:
+        print(f"stale equivalent (no such mutant now): {key}")
+    return 1 if open_ or stale else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,6 +76,8 @@ LINE_FINDINGS = {
     "two-lots": (item(quantity="2"), [("lots-differ", "2", "1")]),
     "no-quantity": (item(quantity=None, total="110.00"), [("lots-differ", None, "1")]),
     "one-cent-price": (item(price="110.01"), [("unit-price-differs", "110.01", "110.00 USD")]),
+    # 1 x 110.005 is 110.01 rounded half up, as the tax is (EN 16931 rounds to the cent): a wrong price, not pro-rating
+    "half-a-cent-price": (item(price="110.005", total="110.01"), [("unit-price-differs", "110.005", "110.00 USD")]),
     "no-price": (item(price=None, total="110.00"), [("unit-price-differs", None, "110.00 USD")]),
     "hours": (item(quantity="168", price="0.65", unit="HUR"), [("pro-rated", "168 HUR = 109.20",
                                                                  "1 whole lot(s) for 7 days")]),

@@ -9,7 +9,7 @@ up (generator.invoice.money); and the total net of tax is compared with the comm
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 from generator.invoice.breakdown import breakdown_findings, currency_findings
 from generator.invoice.committed import CURRENCY, Committed, committed_total, dollars, known, usd
@@ -59,7 +59,8 @@ def _line_findings(line: InvoiceLine, c: Committed) -> list[InvoiceFinding]:
     off, on = line.allowances or Decimal(0), line.charges or Decimal(0)
     with localcontext() as exact:
         exact.prec = 4 * MAX_DIGITS  # the product of two amounts of MAX_DIGITS digits, exactly
-        computed = None if qty is None or line.unit_price is None else (qty * line.unit_price).quantize(CENT)
+        computed = None if qty is None or line.unit_price is None else \
+            (qty * line.unit_price).quantize(CENT, rounding=ROUND_HALF_UP)  # to the cent as the tax (BR-CO-17)
     if (line.unit or "").upper() in TIME_UNITS or (qty is not None and qty != qty.to_integral_value()) or \
             (line.total is not None and computed is not None and line.total != computed - off + on):
         out.append(InvoiceFinding("pro-rated", where, "BilledQuantity",

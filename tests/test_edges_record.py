@@ -3,6 +3,7 @@ rendered and verified), and its JSON mapping reads back exactly what it wrote.""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import json
@@ -10,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from generator.audit.check import check_campaign
 from generator.audit.inputs.protocol import ExperimentSpec, Resume
 from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import answer, model, resumes, runcells, tally
 from generator.audit.recompute.acceptance import Acceptance
+from generator.audit.recompute.decisionfile import read_decision
+from generator.audit.recompute.jsonrecord import from_json_value
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,3 +70,76 @@ def test_a_resume_variant_tallies_its_resumption_as_the_completed_run() -> None:
     t = tally.tally(rows, _exp(), plan, {1: Acceptance(1, 1, 1, corpus_accepted=True)})
     assert (t.failures["warm"], t.oom, t.failed, t.completed, t.durations["warm"]) == (2, 1, ["oom"], 1, [40.0])
     assert (t.accepted_runs, t.runs[1].resumed, t.runs[1].run_index) == (1, "v/warm/1", 2)
+
+
+ENTRY = {"configuration": "e/v", "committed_budget_usd_minor": 100, "warm_median_seconds": 1.5}
+
+
+@pytest.mark.parametrize(("hint", "value", "read"), [
+    (tuple[str, str], ["a", "b"], ("a", "b")),
+    (tuple[int, ...], [1, 2, 3], (1, 2, 3)),
+    (tuple[int, ...], [], ()),
+    (list[int], [1], [1]),
+    (dict[str, int], {"a": 1}, {"a": 1}),
+    (int | None, None, None),
+    (answer.RankEntry | None, ENTRY, answer.RankEntry("e/v", 100, 1.5)),
+    (str | answer.RankEntry, ENTRY, answer.RankEntry("e/v", 100, 1.5)),  # the record the object fits
+    (answer.RankEntry | list[int], [1], [1]),
+    (str | tuple[int, ...], [1], (1,)),  # the collection the array fits
+    (str | list[int], "x", "x"),  # a scalar stays as the JSON has it
+    (dict[str, int] | str, {"a": 1}, {"a": 1}),
+])
+def test_a_json_value_is_read_under_its_hint(hint: object, value: object, read: object) -> None:
+    got = from_json_value(hint, value)
+    assert got == read and type(got) is type(read)
+
+
+@pytest.mark.parametrize(("hint", "value"), [
+    (tuple[str, str], ["a", "b", "c"]),  # one value too many for a pair
+    (tuple[str, str], ["a"]),
+    (answer.RankEntry | None, 5),  # a number where the only member is a record
+    (list[int], {"a": 1}),
+    (dict[str, int], [1]),
+])
+def test_a_json_value_of_the_wrong_kind_is_refused(hint: object, value: object) -> None:
+    with pytest.raises(ValueError):
+        from_json_value(hint, value)
+
+
+def test_a_record_reads_back_its_defaults_and_refuses_a_missing_field() -> None:
+    assert model.RegistrationStatus.from_json_dict({"status": "declared"}) == model.RegistrationStatus("declared")
+    with pytest.raises(ValueError, match="warm_median_seconds is missing"):
+        answer.RankEntry.from_json_dict({"configuration": "e/v", "committed_budget_usd_minor": 1})
+    with pytest.raises(ValueError, match="has no field for extra"):
+        answer.RankEntry.from_json_dict({**ENTRY, "extra": 1})
+    sep = model.Separation(decides=False, gap=None, spread=None, reason="r")
+    assert sep.to_json_dict() == {"decides": False, "reason": "r"}  # OMIT_IF_NONE: left out, never null
+    assert model.Separation.from_json_dict({"decides": False, "reason": "r"}) == sep
+    assert answer.RankEntry("e/v", None, None).to_json_dict() == {"configuration": "e/v",
+                                                                  "committed_budget_usd_minor": None,
+                                                                  "warm_median_seconds": None}
+
+
+@pytest.fixture(scope="module")
+def decision() -> dict[str, object]:
+    return check_campaign(ROOT / "inputs" / "example").decision
+
+
+@pytest.mark.parametrize(("campaign", "language"), [
+    ({"language": "fr"}, "fr"),  # written: kept
+    ({"language": None}, "en"),  # absent (a decision from before the key): English
+    (None, None),  # no campaign summary (a protocol that could not be read): nothing to default
+])
+def test_the_note_language_read_back(decision: dict[str, object], campaign: dict[str, object] | None,
+                                     language: str | None) -> None:
+    data = copy.deepcopy(decision)
+    summary = data["campaign"]
+    assert isinstance(summary, dict)
+    if campaign is None:
+        data["campaign"] = None
+    elif campaign["language"] is None:
+        del summary["language"]
+    else:
+        summary.update(campaign)
+    read = read_decision(data)
+    assert (read.campaign.language if read.campaign else None) == language

@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.audit.inputs.protocol import ExperimentSpec, Resume
+from generator.audit.inputs.protocol import Expense, ExperimentSpec, Protocol, Resume
 from generator.audit.inputs.rows import GridRow
+from generator.audit.inputs.work import FurtherCorpus, Subgroup
 from generator.audit.recompute import answer, model, resumes, runcells, tally
 from generator.audit.recompute.acceptance import Acceptance
 from generator.audit.recompute.decisionfile import read_decision
 from generator.audit.recompute.jsonrecord import from_json_value
+from generator.audit.recompute.spend import SharedRental
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,3 +145,39 @@ def test_the_note_language_read_back(decision: dict[str, object], campaign: dict
         summary.update(campaign)
     read = read_decision(data)
     assert (read.campaign.language if read.campaign else None) == language
+
+
+def _protocol(**changes: object) -> Protocol:
+    data = json.loads((ROOT / "inputs" / "example" / "protocol.json").read_text(encoding="utf-8"))
+    return dataclasses.replace(Protocol.of(data), **changes)  # type: ignore[arg-type]
+
+
+def test_the_campaign_summary_states_what_the_protocol_leaves_out() -> None:
+    bare = model.CampaignSummary.of(_protocol(notes=None, language=None, other_expenses=(), corpora=(), rentals=()))
+    assert (bare.notes, bare.language, bare.other_expenses, bare.corpora, bare.rentals) == ("", "en", None, None, None)
+    spent = (Expense("storage", 100, "the corpus"),)
+    further = (FurtherCorpus("second", "r@1", 10, "ids.csv", "ref.csv"),)
+    full = model.CampaignSummary.of(_protocol(notes="n", language="fr", other_expenses=spent, corpora=further))
+    assert (full.notes, full.language, full.other_expenses, full.corpora) == ("n", "fr", spent, further)
+
+
+def test_each_shared_rental_lists_the_experiments_run_in_it_by_its_exact_id() -> None:
+    protocol = _protocol()
+    a, b = (dataclasses.replace(protocol.experiments[0].rental, id=i) for i in ("lot-a", "LOT-A"))
+    unnamed = dataclasses.replace(a, id=None)
+    experiments = (dataclasses.replace(protocol.experiments[0], rental=a),
+                   dataclasses.replace(protocol.experiments[1], rental=b))
+    summary = model.CampaignSummary.of(dataclasses.replace(protocol, experiments=experiments, rentals=(a, b, unnamed)))
+    assert summary.rentals == (SharedRental("lot-a", ("rtx4090-batch",)), SharedRental("LOT-A", ("b200-batch",)))
+
+
+def test_the_quality_rule_says_whether_its_reproduction_target_was_registered() -> None:
+    protocol = _protocol()
+    unregistered = dataclasses.replace(protocol.quality, reproduction=None, subgroups=())
+    default = model.QualityRule.of(dataclasses.replace(protocol, quality=unregistered))
+    assert (default.reproduction_registered, default.subgroups) == (False, None)
+    group = Subgroup("short", "short.csv", "by length")
+    quality = dataclasses.replace(protocol.quality, reproduction="identical", subgroups=(group,))
+    registered = model.QualityRule.of(dataclasses.replace(protocol, quality=quality))
+    assert (registered.reproduction, registered.reproduction_registered, registered.subgroups) == (
+        "identical", True, (group,))

@@ -36,7 +36,7 @@ def test_every_part_of_the_decision_is_frozen(cls: type) -> None:
         setattr(record, first, None)
 
 
-def _row(phase: str, run: int, notes: str = "", elapsed: float | None = 10.0, **cells: object) -> GridRow:
+def _row(phase: str, run: int | None, notes: str = "", elapsed: float | None = 10.0, **cells: object) -> GridRow:
     return GridRow.of({"experiment_id": "e", "variant_id": "v", "phase": phase, "run_index": run, "notes": notes,
                        "elapsed_seconds": elapsed, "corpus_revision": "c@1", **cells})  # type: ignore[dict-item]
 
@@ -65,13 +65,20 @@ def test_a_configuration_tallied_in_phase_and_run_order() -> None:
 
 
 def test_a_resume_variant_tallies_its_resumption_as_the_completed_run() -> None:
-    plan = resumes.ResumePlan("v", Resume("b1", "x"), {("v", "warm", 1)}, {1: 30.0})
-    rows = [(0, _row("warm", 1, "outcome=failed; completed=2", None), 2),
-            (1, _row("warm", 2, "outcome=resumed; resumed=v/warm/1"), 3),
-            (2, _row("warm", 3, "outcome=oom", None), 4)]
+    # the rows of the resume variant (r) and of the variant whose attempt it resumes (z), in phase and run order
+    plan = resumes.ResumePlan("r", Resume("z", "x"), {("z", "warm", 1)}, {1: 30.0})
+    rows = [(2, _row("warm", 3, "outcome=oom", None, variant_id="r"), 4),
+            (1, _row("warm", 2, "outcome=resumed; resumed=z/warm/1", variant_id="r"), 3),
+            (0, _row("warm", 1, "outcome=failed; completed=2", None, variant_id="z"), 2)]
     t = tally.tally(rows, _exp(), plan, {1: Acceptance(1, 1, 1, corpus_accepted=True)})
+    assert [(r.line, r.run_index) for r in t.runs] == [(2, 1), (3, 2), (4, 3)]
     assert (t.failures["warm"], t.oom, t.failed, t.completed, t.durations["warm"]) == (2, 1, ["oom"], 1, [40.0])
-    assert (t.accepted_runs, t.runs[1].resumed, t.runs[1].run_index) == (1, "v/warm/1", 2)
+    assert (t.accepted_runs, t.runs[1].resumed) == (1, "z/warm/1")
+
+
+def test_a_row_without_its_run_index_is_recorded_as_run_0() -> None:
+    t = tally.tally([(0, _row("warm", None), 2)], _exp(), None, {})
+    assert [r.run_index for r in t.runs] == [0]
 
 
 ENTRY = {"configuration": "e/v", "committed_budget_usd_minor": 100, "warm_median_seconds": 1.5}

@@ -178,6 +178,10 @@ def test_the_test_run_finding_and_an_absent_gpu_say_what_they_saw() -> None:
     assert "saw no GPU at device cuda:0 (gpu_available false)" in absent.message
     [name] = rentaldevice.device_findings(_protocol(), {"a.json": _doc({"gpu_name": None})}, [])
     assert "no GPU name is recorded, which is not the rented GPU 'rtx-4090'" in name.message
+    assert name.recomputed == "rtx-4090"  # the id, where the tariffs name no model
+    priced = [Tariff("rtx-4090", "GeForce RTX 4090", 7, 1, 1, None, None)]
+    [named] = rentaldevice.device_findings(_protocol(), {"a.json": _doc({"gpu_name": "NVIDIA H100"})}, priced)
+    assert named.recomputed == "GeForce RTX 4090" and "'rtx-4090' (GeForce RTX 4090)" in named.message
 
 
 def _listed(*names: str | None) -> dict[str, Any]:

@@ -161,6 +161,8 @@ def _devices(doc: MeasurementDoc, tariffs: list[Tariff] | None = None, **exp: An
     (_doc({"device": "cpu"}), [("device-not-gpu", "/environment/device", "cpu")]),
     (_doc(config={"device": "cpu"}), [("device-not-gpu", "/environment/device", "cpu")]),
     (_doc({"gpu_available": False}), [("device-not-gpu", "/environment/gpu_available", "cuda:0")]),
+    (_doc({"gpu_available": False}, config={"device": "cuda:1"}),
+     [("device-not-gpu", "/environment/gpu_available", "cuda:0")]),  # the device the runtime saw
     (_doc({"gpu_name": "NVIDIA GeForce RTX 4090 D"}),
      [("gpu-not-rented", "/environment/gpu_name", "NVIDIA GeForce RTX 4090 D")]),
     (_doc({"gpu_name": None}), [("gpu-not-rented", "/environment/gpu_name", None)]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +201,9 @@ def _bounded(by: float) -> Plant:
         _relabel_ten(c)
         values = _b4_warm_values(c)
         set_row(c, RTX, "b4", "warm", 3, quality_value=f"{values[2]:.6f}")  # the grid claims what it gives now
-        _register(c, target="bounded", bound=max(values) - min(values) + by)
+        # the spread as the rule takes it: the values as written, subtracted in decimal (not in binary)
+        spread = float(Decimal(repr(max(values))) - Decimal(repr(min(values))))
+        _register(c, target="bounded", bound=spread + by)
     return plant
 
 

@@ -161,19 +161,22 @@ def test_a_bagit_manifest_never_looks_up_a_listed_path_outside_the_wanted_files(
 
 def test_files_are_checked_by_size_then_by_their_full_sha256(tmp_path: Path) -> None:
     files = {"data/a.csv": b"a", "data/inputs/b.json": b"{}", "data/c.csv": b"c", "data/d.csv": b"dd",
-             "stray.txt": b"s", "bag-info.txt": b"i"}
+             "stray.txt": b"s", "bag-info.txt": b"i", "data/notes.txt": b"n"}
     bag = _bag(tmp_path, files)
     (tmp_path / "data/empty").mkdir()
     bag.folders.add("data/empty")
     doc = _doc(tags={"bag-info.txt": b"i"}, payload={"data/a.csv": b"a", "data/inputs/b.json": b"{}",
-                                                     "data/d.csv": b"d", "data/gone.csv": b"g"})
-    doc = replace(doc, payload={**doc.payload, "data/c.csv": (1, _last_digit_off(_sha(b"c")))})
+                                                     "data/d.csv": b"d", "data/gone.csv": b"g", "data/notes.txt": b"n"})
+    doc = replace(doc, version="2", payload={**doc.payload, "data/c.csv": (1, _last_digit_off(_sha(b"c")))})
     verify._check_files(bag, doc, hashing=True)
     assert sorted((c, f) for c, f, _ in _problems(bag)) == [
         ("checksum-mismatch", "data/c.csv"), ("missing-file", "data/gone.csv"), ("size-mismatch", "data/d.csv"),
         ("unexpected-file", "stray.txt"), ("unexpected-folder", "data/empty")]
-    assert bag.good == {"data/a.csv", "data/inputs/b.json", "bag-info.txt"}
+    assert bag.good == {"data/a.csv", "data/inputs/b.json", "bag-info.txt", "data/notes.txt"}
     assert set(bag.contents) == {"bag-info.txt"}  # a tag file is kept as read; a payload file is not
+    # format 2 lists the payload under SHA-512 as well; a tag file has its SHA-256 alone
+    assert bag.sums["data/a.csv"] == {"sha256": _sha(b"a"), "sha512": hashlib.sha512(b"a").hexdigest()}
+    assert bag.sums["bag-info.txt"] == {"sha256": _sha(b"i")}
     unhashed = _bag(tmp_path, files)
     verify._check_files(unhashed, doc, hashing=False)
     assert unhashed.good == set() and unhashed.sums == {}
@@ -289,6 +292,25 @@ def test_the_signer_is_the_certificate_manifest_json_names_in_full(tmp_path: Pat
     assert bag.report.signer_fingerprint == fp and bag.report.intermediates == []
 
 
+def test_signer_pem_carries_the_signer_then_its_intermediates(tmp_path: Path) -> None:
+    key, _ = _signer_key()
+    ca_key = rsa.generate_private_key(65537, 2048)
+    now = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+
+    def issue(subject: str, public: rsa.RSAPublicKey, issuer: str, signer: rsa.RSAPrivateKey) -> x509.Certificate:
+        return (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+                .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)])).public_key(public)
+                .serial_number(2).not_valid_before(now).not_valid_after(now + dt.timedelta(days=30))
+                .sign(signer, hashes.SHA256()))
+
+    leaf, inter = issue("Signer", key.public_key(), "CA", ca_key), issue("CA", ca_key.public_key(), "CA", ca_key)
+    raw = b'{"signed": true}'
+    pem = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in (leaf, inter))
+    bag = _bag(tmp_path, {"signer.pem": pem, "MANIFEST.json.sig": key.sign(raw, padding.PKCS1v15(), hashes.SHA256())})
+    assert verify._signer(bag, _doc(raw=raw, signed=True, signer_sha256=cert_fingerprint(leaf)), Trust(), False) == leaf
+    assert _problems(bag) == [] and bag.report.intermediates == [inter]
+
+
 def test_an_unsigned_bundle_is_refused_unless_allowed_and_carries_no_signature_file(tmp_path: Path) -> None:
     bag = _bag(tmp_path, {"signer.pem": b"x"})
     assert verify._signer(bag, _doc(), Trust(), allow_unsigned=True) is None
@@ -298,11 +320,15 @@ def test_an_unsigned_bundle_is_refused_unless_allowed_and_carries_no_signature_f
     assert [c for c, _, _ in _problems(bag)] == ["unsigned"]
 
 
+calls: list[tuple[object, ...]] = []
+
+
 def _note_bag(root: Path, monkeypatch: pytest.MonkeyPatch, **note: object) -> verify._Bag:
     parsed = SimpleNamespace(**({"problems": [], "signature_fingerprint": cert_fingerprint(_signer_key()[1]),
                                  "timestamp": None, "timestamp_authority": None, "decision": b"{}",
                                  "title_id": BUNDLE_ID} | note))
-    monkeypatch.setattr(verify, "parse_note", lambda *args: parsed)
+    calls.clear()
+    monkeypatch.setattr(verify, "parse_note", lambda *args: calls.append(args) or parsed)
     bag = _bag(root, {PDF_PATH: b"%PDF-1.7 stand-in"})
     bag.good.add(PDF_PATH)
     bag.contents[PDF_PATH] = b"%PDF-1.7 stand-in"
@@ -328,22 +354,24 @@ def test_the_note_is_signed_by_signer_pem_and_embeds_the_decision(tmp_path: Path
     bag = _note_bag(tmp_path, monkeypatch, **note)
     verify._check_note(bag, _signer_key()[1], b"{}")
     assert [(c, m) for c, _, m in _problems(bag)] == found
+    assert calls[0][1:4] == (PDF_PATH, _signer_key()[1], True)  # its signature is checked with signer.pem
     assert bag.report.note == b"%PDF-1.7 stand-in"
 
 
 def test_a_note_that_failed_its_checksum_or_parse_goes_no_further(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from generator.bundle.verdict import Problem
-    bag = _note_bag(tmp_path, monkeypatch, problems=[Problem("bad-pdf", PDF_PATH, "broken")], title_id="x")
+    broken = [Problem("bad-signature", PDF_PATH, "no"), Problem("bad-pdf", PDF_PATH, "broken")]
+    bag = _note_bag(tmp_path, monkeypatch, problems=broken, title_id="x")
     verify._check_note(bag, _signer_key()[1], b"[]")
-    assert [c for c, _, _ in _problems(bag)] == ["bad-pdf"] and bag.report.note is None
+    assert [c for c, _, _ in _problems(bag)] == ["bad-signature", "bad-pdf"] and bag.report.note is None
     bag.good.discard(PDF_PATH)
     bag.report.problems.clear()
     verify._check_note(bag, _signer_key()[1], b"[]")
     assert [c for c, _, _ in _problems(bag)] == ["not-parsed"]
     unsigned = _note_bag(tmp_path, monkeypatch, signature_fingerprint=None, timestamp="2024-01-01T00:00:00Z")
     verify._check_note(unsigned, None, None)  # an unsigned bundle: no signer to compare, no decision to match
-    assert _problems(unsigned) == [] and unsigned.report.timestamp is None
+    assert _problems(unsigned) == [] and unsigned.report.timestamp is None and calls[0][2:4] == (None, False)
 
 
 def test_verify_bundle_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:

@@ -328,7 +328,12 @@ def _note_bag(root: Path, monkeypatch: pytest.MonkeyPatch, **note: object) -> ve
                                  "timestamp": None, "timestamp_authority": None, "decision": b"{}",
                                  "title_id": BUNDLE_ID} | note))
     calls.clear()
-    monkeypatch.setattr(verify, "parse_note", lambda *args: calls.append(args) or parsed)
+
+    def parse_note(*args: object) -> SimpleNamespace:
+        calls.append(args)
+        return parsed
+
+    monkeypatch.setattr(verify, "parse_note", parse_note)
     bag = _bag(root, {PDF_PATH: b"%PDF-1.7 stand-in"})
     bag.good.add(PDF_PATH)
     bag.contents[PDF_PATH] = b"%PDF-1.7 stand-in"

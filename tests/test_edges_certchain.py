@@ -250,3 +250,26 @@ def test_the_period_then_the_path_then_the_usage_are_judged() -> None:
     constrained = _cert("Root", _ec("root"), "Root", _ec("root"), ca=True, constraints=permitted)
     assert (_problem(pki["direct"], [], constrained) or ("",))[0] == "certificate-names"
 
+
+
+def test_the_chain_is_judged_without_reaching_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signer naming a CRL and an OCSP responder: verify runs offline, so pyHanko is never let fetch them."""
+    import socket
+
+    from cryptography.x509.oid import AuthorityInformationAccessOID
+
+    attempts: list[object] = []
+    real_connect = socket.socket.connect
+    monkeypatch.setattr(socket.socket, "connect", lambda self, address: attempts.append(address)
+                        or real_connect(self, address))
+    url = x509.UniformResourceIdentifier
+    leaf = (x509.CertificateBuilder().subject_name(_name("Direct")).issuer_name(_name("Root"))
+            .public_key(_ec("direct").public_key()).serial_number(7).not_valid_before(START).not_valid_after(END)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.CRLDistributionPoints([x509.DistributionPoint(
+                [url("http://127.0.0.1:9/root.crl")], None, None, None)]), critical=False)
+            .add_extension(x509.AuthorityInformationAccess([x509.AccessDescription(
+                AuthorityInformationAccessOID.OCSP, url("http://127.0.0.1:9/ocsp"))]), critical=False)
+            .sign(_ec("root"), hashes.SHA256()))
+    _problem(leaf, [], _pki()["root"])
+    assert attempts == []

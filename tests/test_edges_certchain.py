@@ -260,8 +260,12 @@ def test_the_chain_is_judged_without_reaching_the_network(monkeypatch: pytest.Mo
 
     attempts: list[object] = []
     real_connect = socket.socket.connect
-    monkeypatch.setattr(socket.socket, "connect", lambda self, address: attempts.append(address)
-                        or real_connect(self, address))
+
+    def connect(self: socket.socket, address: object) -> None:
+        attempts.append(address)
+        real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
     url = x509.UniformResourceIdentifier
     leaf = (x509.CertificateBuilder().subject_name(_name("Direct")).issuer_name(_name("Root"))
             .public_key(_ec("direct").public_key()).serial_number(7).not_valid_before(START).not_valid_after(END)

@@ -141,6 +141,7 @@ def test_a_bagit_manifest_is_compared_in_full_and_shows_five_of_each_fault(tmp_p
                           f"unreadable line {('unreadable-' + str(i) + '-' + 'u' * 80)[:60]!r}") for i in range(5)]
     assert found[5:10] == [("bad-manifest-line", manifest, f"{('data/' + 'r' * 90 + str(i) + '.csv')[:80]!r} is "
                             "listed more than once (BagIt allows one line per file)") for i in range(5)]
+    assert sum("listed more than once" in m for _, _, m in found) == 5  # six repeated, five shown
     assert ("unexpected-file", "data/c.csv", f"file is not listed in {manifest}") in found
     assert ("missing-file", "data/z.csv", f"listed in {manifest} but absent") in found
     assert ("checksum-mismatch", "data/b.csv", "sha256 checksum mismatch") in found

@@ -23,7 +23,7 @@ from generator.bundle.bundlelayout import BAG_INFO_FILE, BAG_INFO_LABELS, DECISI
 from generator.bundle.manifestdoc import ManifestDoc
 from generator.bundle.notetrust import decision_id
 from generator.bundle.signing import cert_fingerprint
-from generator.bundle.verdict import Report, Trust
+from generator.bundle.verdict import Problem, Report, Trust
 from generator.core.errors import UsageError
 from generator.core.limits import Limits
 
@@ -351,6 +351,7 @@ def _note_bag(root: Path, monkeypatch: pytest.MonkeyPatch, **note: object) -> ve
                              "data/decision.json")]),
     ({"title_id": BUNDLE_ID.lower()}, [("bundle-id-mismatch", "the note's title names another bundle ID")]),
     ({"title_id": None}, [("bundle-id-mismatch", "the note's title names another bundle ID")]),
+    ({"problems": [Problem("bad-signature", PDF_PATH, "no")]}, [("bad-signature", "no")]),  # parsed: goes on
 ])
 def test_the_note_is_signed_by_signer_pem_and_embeds_the_decision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                   note: dict[str, object],
@@ -366,7 +367,6 @@ def test_the_note_is_signed_by_signer_pem_and_embeds_the_decision(tmp_path: Path
 
 def test_a_note_that_failed_its_checksum_or_parse_goes_no_further(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.bundle.verdict import Problem
     broken = [Problem("bad-signature", PDF_PATH, "no"), Problem("bad-pdf", PDF_PATH, "broken")]
     bag = _note_bag(tmp_path, monkeypatch, problems=broken, title_id="x")
     verify._check_note(bag, _signer_key()[1], b"[]")

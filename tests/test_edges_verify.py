@@ -389,3 +389,19 @@ def test_verify_bundle_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(UsageError, match="neither a folder nor a regular file"):
         verify.verify_bundle(fifo)
+
+
+@pytest.mark.parametrize(("bagit", "manifest_size", "codes"), [
+    (None, 16 * MiB, {"bad-manifest"}),
+    ("lower", 16 * MiB, {"not-a-bag", "bad-manifest"}),
+    (None, 16 * MiB + 1, {"too-large"}),
+])
+def test_a_folder_is_a_bag_as_gpu_audit_writes_it_with_a_manifest_of_at_most_16_mib(
+        tmp_path: Path, bagit: str | None, manifest_size: int, codes: set[str]) -> None:
+    from generator.bundle.bagit_format import BAGIT_TXT
+
+    text = BAGIT_TXT.lower() if bagit == "lower" else BAGIT_TXT
+    (tmp_path / "bagit.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "MANIFEST.json").write_bytes(b"[" + b" " * (manifest_size - 2) + b"]")
+    report = verify._verify_folder(tmp_path, "bundle", Trust(), False, Limits())
+    assert {p.code for p in report.problems} == codes and report.complete is False

@@ -405,3 +405,30 @@ def test_a_folder_is_a_bag_as_gpu_audit_writes_it_with_a_manifest_of_at_most_16_
     (tmp_path / "MANIFEST.json").write_bytes(b"[" + b" " * (manifest_size - 2) + b"]")
     report = verify._verify_folder(tmp_path, "bundle", Trust(), False, Limits())
     assert {p.code for p in report.problems} == codes and report.complete is False
+
+
+def test_a_folder_without_manifest_json_says_so(tmp_path: Path) -> None:
+    from generator.bundle.bagit_format import BAGIT_TXT
+
+    (tmp_path / "bagit.txt").write_text(BAGIT_TXT, encoding="utf-8")
+    report = verify._verify_folder(tmp_path, "bundle", Trust(), False, Limits())
+    assert [(p.code, p.file) for p in report.problems] == [("missing-file", "MANIFEST.json")]
+
+
+def test_a_manifest_whose_signature_fails_stops_verify_before_any_hash(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.bundle.bagit_format import BAGIT_TXT
+
+    bag, doc = _signed_bag(tmp_path, signature=b"\0" * 256)
+    (tmp_path / "bagit.txt").write_text(BAGIT_TXT, encoding="utf-8")
+    (tmp_path / "MANIFEST.json").write_bytes(doc.raw)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/a.csv").write_bytes(b"b")  # the size MANIFEST.json signs, other bytes
+    bagit = BAGIT_TXT.encode("utf-8")
+    doc = replace(doc, payload={"data/a.csv": (1, _sha(b"a")), "data/gone.csv": (1, _sha(b"g"))},
+                  tags={"bagit.txt": (len(bagit), _sha(bagit))})
+    monkeypatch.setattr(verify, "read_manifest", lambda *args: doc)
+    report = verify._verify_folder(tmp_path, "bundle", Trust(), False, Limits())
+    assert [(p.code, p.file) for p in report.problems] == [("bad-signature", "MANIFEST.json.sig"),
+                                                           ("missing-file", "data/gone.csv")]
+    assert report.complete is False

@@ -432,3 +432,30 @@ def test_a_manifest_whose_signature_fails_stops_verify_before_any_hash(tmp_path:
     assert [(p.code, p.file) for p in report.problems] == [("bad-signature", "MANIFEST.json.sig"),
                                                            ("missing-file", "data/gone.csv")]
     assert report.complete is False
+
+
+@pytest.mark.parametrize("anchor", ["none", "signer", "other"])
+def test_the_signer_is_trusted_only_when_the_reader_gives_its_anchor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     anchor: str) -> None:
+    from generator.bundle.bagit_format import BAGIT_TXT
+
+    bag, doc = _signed_bag(tmp_path)
+    bagit = BAGIT_TXT.encode("utf-8")
+    (tmp_path / "bagit.txt").write_bytes(bagit)
+    (tmp_path / "MANIFEST.json").write_bytes(doc.raw)
+    doc = replace(doc, tags={"bagit.txt": (len(bagit), _sha(bagit))})
+    monkeypatch.setattr(verify, "read_manifest", lambda *args: doc)
+    other = _cert_of(rsa.generate_private_key(65537, 2048))
+    trust = {"none": Trust(), "signer": Trust(cert=_signer_key()[1]), "other": Trust(cert=other)}[anchor]
+    report = verify._verify_folder(tmp_path, "bundle", trust, False, Limits())
+    codes = {p.code for p in report.problems}
+    assert report.trusted is (anchor == "signer")
+    assert ("untrusted-signer" in codes) is (anchor == "other") and report.complete is (anchor != "other")
+
+
+def _cert_of(key: rsa.RSAPrivateKey) -> x509.Certificate:
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Other")])
+    now = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    return (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(3).not_valid_before(now).not_valid_after(now + dt.timedelta(days=30))
+            .sign(key, hashes.SHA256()))

@@ -385,6 +385,10 @@ def test_verify_bundle_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:
         verify.verify_bundle(tmp_path, trust=_signer_key()[1], allow_unsigned=True)
     with pytest.raises(UsageError, match="does not exist"):
         verify.verify_bundle(tmp_path / "nothing")
+    junk = tmp_path / "bundle.zip"
+    junk.write_bytes(b"PK\x03\x04" + b"\0" * 40)  # a regular file, but no plain zip: named, and incomplete
+    report = verify.verify_bundle(junk)
+    assert report.problems and report.complete is False
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(UsageError, match="neither a folder nor a regular file"):
@@ -459,3 +463,15 @@ def _cert_of(key: rsa.RSAPrivateKey) -> x509.Certificate:
     return (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(3).not_valid_before(now).not_valid_after(now + dt.timedelta(days=30))
             .sign(key, hashes.SHA256()))
+
+
+def test_verify_refuses_an_unsigned_bundle_unless_the_caller_allows_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.bundle.bagit_format import BAGIT_TXT
+
+    bagit = BAGIT_TXT.encode("utf-8")
+    (tmp_path / "bagit.txt").write_bytes(bagit)
+    (tmp_path / "MANIFEST.json").write_bytes(b"{}")
+    monkeypatch.setattr(verify, "read_manifest", lambda *args: _doc(tags={"bagit.txt": bagit}))
+    assert "unsigned" in {p.code for p in verify.verify_bundle(tmp_path).problems}
+    assert "unsigned" not in {p.code for p in verify.verify_bundle(tmp_path, allow_unsigned=True).problems}

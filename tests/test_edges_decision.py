@@ -4,12 +4,15 @@ deadline, and each reason a configuration is not admissible at its count's edge 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import EXAMPLE
+from test_edges_gate import config
 
 from generator.audit.check import check_campaign
 from generator.audit.inputs.measurement import MeasurementDoc
@@ -17,7 +20,7 @@ from generator.audit.inputs.protocol import Protocol
 from generator.audit.inputs.rows import GridRow
 from generator.audit.recompute import decision
 from generator.audit.recompute.acceptance import Acceptance
-from generator.audit.recompute.model import Package, Window
+from generator.audit.recompute.model import Configuration, Package, Window
 from generator.audit.recompute.subgroups import SubgroupSummary
 from generator.audit.recompute.tally import Tally
 from generator.core.jsonvalue import JsonScalar
@@ -242,3 +245,154 @@ def test_a_row_s_claims_are_held_to_its_recomputed_acceptance_when_there_is_one(
     assert set(claims) - set(clean)
     # without a recomputed acceptance (no truth to judge against) the claims are not compared
     assert set(_checked(None, None, row)[1]) <= set(clean)
+
+
+# ------------------------------------------------------------------------------------ one configuration's verdicts
+
+Spec = tuple[str, int, str | None, bool | None]  # phase, run_index, notes, corpus accepted (None: no acceptance)
+
+
+def _configuration(*spec: Spec, package: Package | None = None, window: Window | None = None,
+                   doc: dict[str, Any] | None = None, first: dict[str, JsonScalar] | None = None,
+                   variant: int = 0) -> tuple[Configuration, list[str]]:
+    ctx = _context()
+    ctx.measurements["measurements/rtx4090-batch-b1.json"] = MeasurementDoc.of(DOC if doc is None else doc)
+    exp = ctx.protocol.experiments[0]
+    rows = []
+    for i, (phase, run, notes, accepted) in enumerate(spec):
+        cells: dict[str, JsonScalar] = {**ENV_ROW, "phase": phase, "run_index": run, "notes": notes,
+                                        "corpus_revision": "c1", "elapsed_seconds": 10.0 + i,
+                                        "accepted_unique_corpora": 1, **(first if first and i == 0 else {})}
+        rows.append((i, GridRow.of(cells), i + 2))
+        if accepted is not None:
+            ctx.acceptances[i] = replace(ACCEPTED, corpus_accepted=accepted)
+    example_package, example_window = _example()
+    c = decision._configuration(ctx, exp, exp.variants[variant], rows, package or example_package,
+                                window or example_window)
+    return c, [f.code for f in ctx.findings]
+
+
+OK_RUNS: tuple[Spec, ...] = (("cold", 1, None, True), ("warm", 1, None, True), ("warm", 2, None, True))
+
+
+def test_a_configuration_whose_every_completed_run_is_accepted_is_admissible() -> None:
+    c, codes = _configuration(*OK_RUNS)
+    assert (c.accepted, c.admissible, c.completed, c.accepted_runs, c.failures, c.memory_feasible) == (
+        True, True, 3, 3, 0, True)
+    assert c.id == "rtx4090-batch/b1" and c.reasons == () and c.resume is None and c.test_run is None
+    assert c.subgroups is None  # no subgroup was judged: none shown, not an empty table
+    assert c.cost_per_accepted_result.usd_minor == "11000.00" and codes == []
+
+
+@pytest.mark.parametrize("spec,accepted,admissible,failures,oom", [
+    # one completed run, accepted, beside failed attempts: accepted, yet the failures exclude it
+    ((("cold", 1, "outcome=failed", None), ("warm", 1, None, True), ("warm", 2, "outcome=failed", None),
+      ("warm", 3, "outcome=oom", None)), True, False, 3, 1),
+    # no completed run at all
+    ((("cold", 1, "outcome=failed", None), ("warm", 1, "outcome=failed", None)), False, False, 2, 0),
+    # one run not accepted
+    ((("cold", 1, None, True), ("warm", 1, None, False), ("warm", 2, None, True)), False, False, 0, 0),
+])
+def test_accepted_and_admissible_at_their_counts_edges(spec: tuple[Spec, ...], accepted: bool, admissible: bool,
+                                                       failures: int, oom: int) -> None:
+    c, _ = _configuration(*spec)
+    assert (c.accepted, c.admissible, c.failures, c.out_of_memory, c.memory_feasible) == (
+        accepted, admissible, failures, oom, oom == 0)
+
+
+def test_a_package_or_a_window_that_does_not_fit_makes_it_inadmissible() -> None:
+    package, window = _example()
+    assert _configuration(*OK_RUNS, package=replace(package, covers_window=False))[0].admissible is False
+    assert _configuration(*OK_RUNS, window=replace(window, ends_before_deadline=False))[0].admissible is False
+    unpriced = _configuration(*OK_RUNS, package=replace(package, total_usd_minor=None))[0]
+    assert unpriced.cost_per_accepted_result.usd_minor is None
+    assert unpriced.cost_per_accepted_result.undefined_reason == "no tariff for this GPU and duration"
+
+
+def test_the_environment_shown_is_the_first_row_s() -> None:
+    c, _ = _configuration(*OK_RUNS, first={"gpu_model": "NVIDIA H200"})
+    assert c.environment.gpu_model == "NVIDIA H200"
+    (one, _) = _configuration(OK_RUNS[0])
+    assert one.completed == 1
+
+
+def test_a_claimed_count_of_corpora_is_checked_on_the_variant_s_own_rows() -> None:
+    _, codes = _configuration(*OK_RUNS, first={"accepted_unique_corpora": 2})
+    assert codes == ["accepted-corpora-mismatch"]
+
+
+def test_only_the_variant_s_own_rows_have_their_claimed_count_checked() -> None:
+    # a resume variant's rows include those of the variant it resumes, whose claims are that variant's to answer
+    ctx = _context()
+    exp = ctx.protocol.experiments[0]
+    rows = [(i, GridRow.of({**ENV_ROW, "variant_id": v, "phase": "warm", "run_index": i + 1, "corpus_revision": "c1",
+                            "elapsed_seconds": 10.0, "accepted_unique_corpora": n}), i + 2)
+            for i, (v, n) in enumerate([("b1", 1), ("B1", 2)])]
+    for i, _, _ in rows:
+        ctx.acceptances[i] = ACCEPTED
+    package, window = _example()
+    decision._configuration(ctx, exp, exp.variants[0], rows, package, window)
+    assert [f.code for f in ctx.findings] == []
+
+
+def test_a_test_run_is_marked() -> None:
+    c, _ = _configuration(*OK_RUNS, doc={**DOC, "test_run": True})
+    assert c.test_run is True
+
+
+def test_each_pair_of_configurations_of_an_experiment_is_compared_once() -> None:
+    configs = [config(f"e/{v}") for v in ("a", "b", "c", "d")]
+    assert [c.configurations for c in decision._comparisons(configs)] == [
+        ("e/a", "e/b"), ("e/a", "e/c"), ("e/a", "e/d"), ("e/b", "e/c"), ("e/b", "e/d"), ("e/c", "e/d")]
+
+
+@pytest.mark.parametrize("cells,kept", [
+    ({}, True), ({"experiment_id": None}, False), ({"variant_id": None}, False), ({"phase": "other"}, False),
+    ({"run_index": None}, False), ({"phase": "cold"}, True)])
+def test_a_row_without_its_whole_key_belongs_to_no_experiment(cells: dict[str, JsonScalar], kept: bool) -> None:
+    rows = [GridRow.of({**ENV_ROW, **cells}), GridRow.of(ENV_ROW)]
+    by_exp = decision._rows_by_experiment(rows, [2, 3])
+    assert [line for _, _, line in by_exp["rtx4090-batch"]] == ([2, 3] if kept else [3])
+
+
+def test_a_variant_s_measurement_is_copied_when_it_was_read() -> None:
+    ctx = _context()
+    ctx.measurements["m.json"] = MeasurementDoc.of(DOC)
+    variant = ctx.protocol.experiments[0].variants[0]
+    assert decision._measurement(ctx, replace(variant, measurement="lost.json")) is None
+    assert decision._measurement(ctx, replace(variant, measurement=None)) is None
+    copied = decision._measurement(ctx, replace(variant, measurement="m.json"))
+    assert copied is not None and copied.file == "m.json" and len(copied.phases) == len(DOC["phases"])
+
+
+# ------------------------------------------------------------------------------------ a rental shared by experiments
+
+MINILM = EXAMPLE.parent / "minilm-campaign"
+
+
+def _shared_minilm(tmp_path: Path, second: str) -> Path:
+    """inputs/minilm-campaign with its second experiment renamed, both run in one 3-day H200 rental (no price)."""
+    folder = tmp_path / "campaign"
+    shutil.copytree(MINILM, folder)
+    for path in sorted(folder.rglob("*"), reverse=True):  # files before their folders
+        if path.is_file() and path.suffix in (".json", ".csv"):
+            text = path.read_text("utf-8")
+            if "minilm-precision" in text:
+                path.write_text(text.replace("minilm-precision", second), "utf-8")
+        if "minilm-precision" in path.name:
+            path.rename(path.with_name(path.name.replace("minilm-precision", second)))
+    protocol = json.loads((folder / "protocol.json").read_text("utf-8"))
+    protocol["rentals"] = [{"id": "h200-3d", "gpu": "h200", "duration_days": 3, "lots": 1}]
+    for exp in protocol["experiments"]:
+        exp["rental"] = "h200-3d"
+    (folder / "protocol.json").write_text(json.dumps(protocol, indent=2), "utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("second", ["minilm-precision", "minilm-bits"])
+def test_a_shared_rental_s_package_is_said_once_whatever_its_experiments_are_called(tmp_path: Path,
+                                                                                     second: str) -> None:
+    # "minilm-bits" begins as "minilm-batch" does: the experiments are told apart by their whole id
+    result = check_campaign(_shared_minilm(tmp_path, second))
+    unpriced = [f for f in result.findings if f.code == "no-tariff"]
+    assert len(unpriced) == 1 and len(unpriced[0].configurations) == 7

@@ -168,3 +168,9 @@ def test_without_any_measured_configuration_the_answer_is_withheld() -> None:
     assert (d.status, d.reason) == ("withheld", gate.UNMEASURED_REASON)
     assert gate.measured(config("e/a")) is True
     assert gate.measured(config("e/a", dated=False)) is False
+    # a file dating some of its phases dates its runs (the undated ones are run-times-partial, an error of its own)
+    partly = config("e/a")
+    assert partly.measurement is not None
+    phases = [{k: v for k, v in p.items() if k != "started_at"} if i == 0 else p
+              for i, p in enumerate(partly.measurement.phases)]
+    assert gate.measured(replace(partly, measurement=replace(partly.measurement, phases=phases))) is True

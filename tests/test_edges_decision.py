@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, set_cell
 from test_edges_gate import config
 
 from generator.audit.check import check_campaign
@@ -396,3 +396,11 @@ def test_a_shared_rental_s_package_is_said_once_whatever_its_experiments_are_cal
     result = check_campaign(_shared_minilm(tmp_path, second))
     unpriced = [f for f in result.findings if f.code == "no-tariff"]
     assert len(unpriced) == 1 and len(unpriced[0].configurations) == 7
+
+
+def test_a_package_total_mistyped_on_one_row_gates_that_row_s_configuration_only(campaign: Path) -> None:
+    set_cell(campaign, 1, "package_total_usd_minor", "11001")  # rtx4090-batch/b1, cold run 1
+    result = check_campaign(campaign)
+    (found,) = [f for f in result.findings if f.code == "package-total-mismatch"]
+    assert found.configurations == ("rtx4090-batch/b1",)
+    assert result.decision["decision"]["answer"] == "rtx4090-batch/b4"

@@ -152,7 +152,7 @@ def test_an_unreadable_campaign_says_nothing_could_be_recomputed() -> None:
         "(run_index); nothing could be recomputed")
     assert gate.withhold([], [], unreadable=True).reason == (
         "no answer: the protocol, the expected IDs, the reference or the raw results could not be read")
-    assert gate.withhold([], [replace(finding(None), shared_input=None)]).reason.startswith(
+    assert gate.withhold([], [replace(finding(None), shared_input=None)], unreadable=False).reason.startswith(
         "no answer: 1 error finding(s) in shared inputs (campaign): ")
 
 

@@ -88,7 +88,7 @@ def _base(configs: Sequence[Configuration], reason: str) -> Decision:
                     reason=reason)
 
 
-def withhold(configs: Sequence[Configuration], shared: list[Finding], *, unreadable: bool = False) -> Decision:
+def withhold(configs: Sequence[Configuration], shared: list[Finding], *, unreadable: bool) -> Decision:
     """No answer: a shared input has an error (or could not be read), so no configuration can be chosen."""
     refs = tuple(FindingRef.of(f) for f in shared)
     inputs = ", ".join(sorted({f.shared_input or "campaign" for f in shared})) or "the campaign"
@@ -172,7 +172,7 @@ def _decide(configs: Sequence[Configuration], findings: list[Finding]) -> tuple[
     if gated and not any(measured(c) for c in gated):
         return gated, unmeasured(gated, shared)
     if shared:
-        return gated, withhold(gated, shared)
+        return gated, withhold(gated, shared, unreadable=False)
     admissible = [c for c in gated if c.admissible]
     if not admissible:
         reasons = sorted({r for c in gated for r in c.reasons})

@@ -2,40 +2,23 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE
 from seed_edges import EDGELESS as SHARED_EDGELESS
 from seed_edges import LIMITED, Edge
 from seed_edges_first import EDGELESS as FIRST_EDGELESS
 from seed_edges_first import EDGES as FIRST_EDGES
 from seed_edges_later import EDGELESS as LATER_EDGELESS
 from seed_edges_later import EDGES as LATER_EDGES
-from seed_rules import ANY, SETUPS, Where
-from test_seed_rules import SEED_RULES
+from seed_rules import SETUPS
+from test_seed_rules import SEED_RULES, _at, _copy
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding
 
 EDGES: list[Edge] = [*FIRST_EDGES, *LATER_EDGES]
 EDGELESS = {**SHARED_EDGELESS, **FIRST_EDGELESS, **LATER_EDGELESS}
 RULES = {r.id: r for r in SEED_RULES}
-
-
-def _copy(tmp_path: Path, setup: str) -> Path:
-    folder = tmp_path / "campaign"
-    shutil.copytree(EXAMPLE, folder)
-    prepare = SETUPS[setup][0]
-    if prepare is not None:
-        prepare(folder)
-    return folder
-
-
-def _at(f: Finding, where: Where) -> bool:
-    return f.file == where.file and (where.line is ANY or f.line == where.line) \
-        and (where.field is ANY or f.field == where.field)
 
 
 def test_every_limited_rule_has_its_edges() -> None:

@@ -6,11 +6,11 @@ import datetime as dt
 import functools
 
 import pytest
-from asn1crypto import x509 as asn1_x509
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import dsa, ec, padding, rsa
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from test_cert_chains import _sha1
 
 from generator.bundle.certchain import (
     chain_problem,
@@ -67,17 +67,6 @@ def _cert(common: str, key: Key, issuer: str, issuer_key: Key, *, ca: bool = Fal
     if constraints is not None:
         builder = builder.add_extension(constraints, critical=True)
     return builder.sign(issuer_key, hashes.SHA256())
-
-
-def _sha1(cert: x509.Certificate, issuer_key: rsa.RSAPrivateKey) -> x509.Certificate:
-    """The same certificate signed again with SHA-1 (cryptography no longer writes one: asn1crypto does)."""
-    der = asn1_x509.Certificate.load(cert.public_bytes(serialization.Encoding.DER))
-    algorithm = asn1_x509.SignedDigestAlgorithm({"algorithm": "sha1_rsa"})
-    der["tbs_certificate"]["signature"] = algorithm
-    der["signature_algorithm"] = algorithm
-    der["signature_value"] = issuer_key.sign(der["tbs_certificate"].dump(force=True), padding.PKCS1v15(),
-                                             hashes.SHA1())
-    return x509.load_der_x509_certificate(der.dump(force=True))
 
 
 @functools.cache

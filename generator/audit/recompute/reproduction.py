@@ -5,12 +5,12 @@ prüfen')."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
 
 from generator.audit.findings import Finding, Severity, make_finding
 from generator.audit.inputs.protocol import Quality
 from generator.audit.inputs.work import DEFAULT_REPRODUCTION
 from generator.audit.recompute.model import Configuration, Run
+from generator.audit.recompute.tolerances import as_written
 
 IDENTICAL, BOUNDED, QUALITY = "identical", "bounded", "quality"
 
@@ -47,12 +47,6 @@ def _identical(config: Configuration, runs: list[Run], digests: Mapping[str, tup
         for r, other in known[1:] if other != digest]
 
 
-def _written(value: float) -> Decimal:
-    """A value as its shortest decimal form, as a file writes it and the note shows it: in binary floating point
-    0.81 - 0.80 is 0.010000000000000009, over a bound of 0.01 that the spread meets exactly."""
-    return Decimal(repr(float(value)))
-
-
 def _bounded(config: Configuration, runs: list[Run], bound: float, metric: str, grid_file: str) -> list[Finding]:
     """The metric's spread across the warm runs (highest minus lowest) is at most the registered bound."""
     valued = [(r, r.recomputed.quality_value) for r in runs
@@ -62,7 +56,7 @@ def _bounded(config: Configuration, runs: list[Run], bound: float, metric: str, 
     low = min(valued, key=lambda item: item[1] or 0.0)
     high = max(valued, key=lambda item: item[1] or 0.0)
     spread = (high[1] or 0.0) - (low[1] or 0.0)
-    if _written(high[1] or 0.0) - _written(low[1] or 0.0) <= _written(bound):
+    if as_written(high[1] or 0.0) - as_written(low[1] or 0.0) <= as_written(bound):
         return []
     return [make_finding(
         "reproduction-beyond-bound", Severity.ERROR, grid_file, f"{config.id}: {metric} varies by {spread:.6f} "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import hashlib
 import json
 import shutil
 import subprocess
@@ -57,16 +58,30 @@ def map_lines(extra: list[str]) -> int:
     lines = _read_map(data)
     durations = _read_durations(junit)
     target = WORK / "lines.json"
+    made_from = _sources()
     if extra and target.exists():
         old = json.loads(target.read_text())
+        made_from = old.get("sources", {})  # the added tests' lines join a map made from these sources
         for module, by_line in lines.items():
             for line, tests in by_line.items():
                 old["lines"].setdefault(module, {}).setdefault(line, [])
                 old["lines"][module][line] = sorted(set(old["lines"][module][line]) | set(tests))
         old["durations"].update(durations)
         lines, durations = old["lines"], old["durations"]
-    target.write_text(json.dumps({"lines": lines, "durations": durations}, sort_keys=True))
+    target.write_text(json.dumps({"lines": lines, "durations": durations, "sources": made_from}, sort_keys=True))
     return code
+
+
+def _sources() -> dict[str, str]:
+    """Each mutated module's SHA-256: the map's line numbers hold only for the sources it was made from."""
+    return {m: hashlib.sha256((REPO / m).read_bytes()).hexdigest() for m in modules([])}
+
+
+def stale(mapping: dict[str, Any], only: list[str]) -> list[str]:
+    """The modules changed since the map was made (all of them for a map that records no sources)."""
+    made = mapping.get("sources", {})
+    now = _sources()
+    return [m for m in modules(only) if made.get(m) != now[m]]
 
 
 def _read_map(data: Path) -> dict[str, dict[str, list[str]]]:
@@ -106,6 +121,11 @@ def tests_for(mutant: Mutant, mapping: dict[str, Any]) -> list[str]:
         # a line run at import (a module constant): the tests that reach the lines reading the name it binds
         readers = _readers(mutant.module).get(mutant.line, set())
         tests = sorted({t for n in readers for t in by_line.get(str(n), [])})
+        if not tests:
+            # a constant read only where another module imports it: the tests that reach those readers
+            tests = sorted({t for other, n in _imported_readers(mutant.module, mutant.line)
+                            for line in {n} | _readers(other).get(n, set())
+                            for t in mapping["lines"].get(other, {}).get(str(line), [])})
         tests += [t for t in CONFIG.get("fallback", {}).get(mutant.module, []) if t not in tests]
     # the most specific tests first (those reaching fewest lines: a unit test before a whole campaign's check),
     # the faster of two alike first
@@ -155,6 +175,33 @@ def _readers(module: str) -> dict[int, set[int]]:
                 readers[line] = readers.get(line, set()) | \
                     (lines - set(range(statement.lineno, (statement.end_lineno or 0) + 1)))
     return readers
+
+
+@functools.cache
+def _bound(module: str) -> dict[int, frozenset[str]]:
+    """For each line of a module-level assignment: the names it binds."""
+    bound: dict[int, frozenset[str]] = {}
+    for statement in ast.parse((REPO / module).read_text()).body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names = frozenset(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
+                bound[line] = names
+    return bound
+
+
+def _imported_readers(module: str, line: int) -> set[tuple[str, int]]:
+    """(module, line) of each line in the package's other modules reading a name bound at `line` by import."""
+    names = _bound(module).get(line, frozenset())
+    dotted = module.removesuffix(".py").replace("/", ".")
+    found: set[tuple[str, int]] = set()
+    for other in sorted(str(p.relative_to(REPO)) for p in (REPO / "generator").rglob("*.py")) if names else []:
+        tree = ast.parse((REPO / other).read_text())
+        imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == dotted
+                    for a in n.names if a.name in names}
+        found |= {(other, n.lineno) for n in ast.walk(tree)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in imported}
+    return found
 
 
 def _copies(jobs: int) -> list[Path]:
@@ -284,6 +331,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.open and (WORK / "results.json").exists():
             old = json.loads((WORK / "results.json").read_text())
             keys = {m.key for m in all_mutants(args.paths) if old.get(m.key, {}).get("status") != "killed"}
+        changed = stale(json.loads((WORK / "lines.json").read_text()), args.paths)
+        if changed:
+            # a line number read from a map of other sources picks the wrong tests: a mutant then "survives"
+            print(f"the coverage map is older than {', '.join(changed)}: run `map` again first", file=sys.stderr)
+            return 2
         run(args.paths, args.jobs, args.timeout, keys, args.first)
     return report(args.paths)
 

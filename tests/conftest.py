@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,93 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     process starts."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         compileall.compile_dir(REPO / "generator", quiet=1)
+
+
+class NotesHere:
+    """The note's worker, standing in for the real one: it never answers, so the build renders the note itself,
+    in this test process, which imports WeasyPrint and matplotlib once instead of a worker doing so at every
+    build. The real worker is tested where it is what a test is about (`@pytest.mark.note_worker`, and every
+    build started as a process of its own); test_noteworker checks that both render the same bytes."""
+
+    def ask(self, *request: object) -> None:
+        pass
+
+    def files(self) -> None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class ChartsHere(NotesHere):
+    """`render`'s chart worker, standing in for the real one as NotesHere does for the note's: it never answers,
+    so the charts are drawn in this process (test_render checks that both draw the same bytes)."""
+
+    running = False
+
+    def __init__(self, module: str) -> None:
+        pass
+
+    def send(self, request: object) -> None:
+        pass
+
+    def answer(self) -> None:
+        return None
+
+    def __enter__(self) -> ChartsHere:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _workers_here() -> Iterator[None]:
+    """In-process builds and renderings, the bundles built once for the run included, render the note and draw its
+    charts here (NotesHere, ChartsHere)."""
+    from generator.bundle import build
+    from generator.render import note
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(build, "NoteWorker", NotesHere)
+        patch.setattr(note, "JsonWorker", ChartsHere)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _real_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("note_worker") is not None:
+        real_workers(monkeypatch)
+
+
+def real_workers(patch: pytest.MonkeyPatch) -> None:
+    """The real note and chart workers for what `patch` covers: where they are what a test is about."""
+    from generator.bundle import build
+    from generator.core.worker import JsonWorker
+    from generator.render import note
+    from generator.render.noteworker import NoteWorker
+
+    patch.setattr(build, "NoteWorker", NoteWorker)
+    patch.setattr(note, "JsonWorker", JsonWorker)
+
+
+@pytest.fixture
+def note_parsed_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`verify` parses the note in this process instead of its bounded child (`noteparse.ask_parser`): for tests of
+    what is made of a verified bundle (an invoice's check), not of the parser's limits, which the attack, hostile
+    and memory tests check through the real child."""
+    from generator.bundle import noteparse
+
+    monkeypatch.setattr(noteparse, "ask_parser", lambda request, limits: noteparse._answer(request))
+
+
+@pytest.fixture
+def invoice_read_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The invoice is read in this process instead of its bounded child (`read.ask_reader`): for tests of what is
+    made of an invoice read, not of the reader's limits, which tests/test_attacks_invoice.py checks."""
+    from generator.invoice import read
+
+    monkeypatch.setattr(read, "ask_reader", lambda path: read.reply(lambda: {"path": str(path.resolve())}))
 
 
 @dataclass

@@ -21,6 +21,9 @@ from pypdf import PdfReader
 
 from generator.bundle import signing
 
+# what a bundle holds is what these tests are about, not the note parser's limits (tests/test_attacks_*.py)
+pytestmark = pytest.mark.usefixtures("note_parsed_here")
+
 
 @pytest.fixture(scope="module")
 def keys(example_keys: tuple[Path, Path]) -> tuple[Path, Path]:

@@ -13,6 +13,9 @@ from invoices import Invoice, Line, cii_xml, en16931_invoice, en16931_lines, exa
 from test_invoice_check import HOSTILE, MISMATCHES, _lines
 from test_invoice_providers import ZUGFERD_1
 
+# what is made of a verified bundle and an invoice read is what these tests are about, not the readers' limits
+pytestmark = pytest.mark.usefixtures("note_parsed_here", "invoice_read_here")
+
 D = Decimal
 PYTHON_WORDS = re.compile(r"\b(None|True|False)\b")
 

@@ -26,6 +26,9 @@ from invoices import (
 from generator.invoice.check import Committed, InvoiceFinding, committed_packages, reconcile
 from generator.invoice.read import read_invoice
 
+# what is made of a verified bundle and an invoice read is what these tests are about, not the readers' limits
+pytestmark = pytest.mark.usefixtures("note_parsed_here", "invoice_read_here")
+
 D = Decimal
 EXAMPLE = Path(__file__).resolve().parent.parent / "inputs" / "example"
 

@@ -27,6 +27,9 @@ from generator.invoice import read as invoice_read
 from generator.invoice.check import Committed, committed_packages, reconcile
 from generator.invoice.embedded import xml_of_pdf
 
+# what is made of a verified bundle and an invoice read is what these tests are about, not the readers' limits
+pytestmark = pytest.mark.usefixtures("note_parsed_here", "invoice_read_here")
+
 RAM = "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}"
 
 

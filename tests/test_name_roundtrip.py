@@ -16,6 +16,9 @@ from conftest import BAGIT
 
 from generator.audit import names
 
+# what a bundle holds is what these tests are about, not the note parser's limits (tests/test_attacks_*.py)
+pytestmark = pytest.mark.usefixtures("note_parsed_here")
+
 # Each name, as the last part of a measurement path, with whether building it used to give a bundle that
 # verify or bagit.py rejected (the others are refused for portability: `verify` refuses a control character in
 # a zip entry's name).

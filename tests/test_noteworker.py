@@ -4,6 +4,7 @@ it starts outlives it; whatever it fails at, the build renders the note itself."
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import signal
@@ -20,6 +21,8 @@ from generator.render.finance import Signature
 from generator.render.note import HTML_NAME, PDF_NAME, render_note
 from generator.render.noteworker import NoteWorker, rendered_files
 
+pytestmark = pytest.mark.note_worker  # the worker itself is what these tests are about
+
 UNSIGNED = Signature("unsigned")
 # Stand-ins for `python -m generator.render.noteworker`, put on PYTHONPATH by the tests.
 WORKERS = {
@@ -32,10 +35,15 @@ WORKERS = {
 BROKEN_WEASYPRINT = "raise ImportError('planted: no WeasyPrint here')\n"
 
 
-def _here(bundle: Path) -> dict[str, bytes]:
-    """The note of the bundle's decision rendered in this process, as an unsigned build renders it."""
-    decision_bytes = (bundle / "data" / "decision.json").read_bytes()
+@functools.cache
+def _rendered_here(decision_bytes: bytes) -> dict[str, bytes]:
     return render_note(json.loads(decision_bytes), campaign_evidence(EXAMPLE, decision_bytes), signature=UNSIGNED)
+
+
+def _here(bundle: Path) -> dict[str, bytes]:
+    """The note of the bundle's decision rendered in this process, as an unsigned build renders it (once for the
+    builds made at one SOURCE_DATE_EPOCH, whose decisions are byte-identical)."""
+    return _rendered_here((bundle / "data" / "decision.json").read_bytes())
 
 
 def _on_path(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
@@ -57,6 +65,7 @@ def test_the_worker_renders_what_this_process_renders(tmp_path: Path) -> None:
 @pytest.mark.parametrize("module", [None, *sorted(WORKERS), "weasyprint"])
 def test_the_bundle_holds_the_note_the_build_renders_itself_whatever_the_worker_does(
         module: str | None, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764806400")  # one decision for every case: rendered here once
     if module == "weasyprint":
         (tmp_path / "weasyprint").mkdir()
         (tmp_path / "weasyprint" / "__init__.py").write_text(BROKEN_WEASYPRINT)

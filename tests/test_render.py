@@ -5,14 +5,16 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 from urllib import request
 
 import jinja2
 import pytest
-from conftest import EXAMPLE, read_grid, set_cell, write_grid
+from conftest import EXAMPLE, read_grid, real_workers, set_cell, write_grid
 from PIL import Image
 from pypdf import PdfReader
 
@@ -36,8 +38,17 @@ def rendered(example_decision: Path, tmp_path_factory: pytest.TempPathFactory) -
     from generator.cli.main import main
 
     outdir = tmp_path_factory.mktemp("note")
-    assert main(["render", str(example_decision), "-o", str(outdir), "--campaign", str(EXAMPLE)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        real_workers(patch)  # drawn by the chart worker: test_charts_drawn_by_the_worker_process_equal_those_drawn_here
+        assert main(["render", str(example_decision), "-o", str(outdir), "--campaign", str(EXAMPLE)]) == 0
     return outdir
+
+
+@pytest.fixture(scope="module")
+def plain_note(example_decision: Path) -> dict[str, bytes]:
+    """The example's note rendered here with no evidence and no chart worker: what a rendering whose worker
+    failed must equal."""
+    return render_note(json.loads(example_decision.read_text()), [])
 
 
 def pdf_text(path: Path) -> list[str]:
@@ -270,7 +281,8 @@ WORKERS = {
 
 @pytest.mark.parametrize("module", sorted(WORKERS))
 def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_decision: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         plain_note: dict[str, bytes]) -> None:
     from generator.core.worker import JsonWorker
 
     (tmp_path / f"{module}.py").write_text("import json, sys\n" + WORKERS[module])
@@ -278,7 +290,7 @@ def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_de
     decision = json.loads(example_decision.read_text())
     with JsonWorker(module) as worker:
         files = render_note(decision, [], charts=worker)
-    assert files == render_note(decision, [])
+    assert files == plain_note
     assert files[HTML_NAME].decode().count('src="data:image/svg+xml;base64,') == 2
 
 
@@ -304,7 +316,8 @@ def _garble(url: str) -> str:
 
 
 def test_a_chart_the_worker_garbled_is_drawn_here(example_decision: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  plain_note: dict[str, bytes]) -> None:
     from generator.core.worker import JsonWorker
 
     decision = json.loads(example_decision.read_text())
@@ -315,7 +328,7 @@ def test_a_chart_the_worker_garbled_is_drawn_here(example_decision: Path, tmp_pa
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     with JsonWorker("garbled_charts") as worker:
         files = render_note(decision, [], charts=worker)
-    assert files == render_note(decision, [])
+    assert files == plain_note
     assert files[PDF_NAME].count(b"/Subtype /Image") == 2
 
 
@@ -341,8 +354,13 @@ def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision
     assert html.count('src="data:image/svg+xml;base64,') == 2
 
 
+def _load_all(env: jinja2.Environment) -> None:
+    for name in note.TEMPLATES:
+        env.get_template(name)
+
+
 def test_templates_compiled_ahead_render_the_same_note_in_another_language_without_compiling(
-        example_decision: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        example_decision: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`build` compiles the templates while the check runs (in English); the note, rendered later in the
     language of the decision, loads that code and compiles nothing, and its bytes are those of a plain rendering."""
     decision = json.loads(example_decision.read_text())
@@ -360,5 +378,17 @@ def test_templates_compiled_ahead_render_the_same_note_in_another_language_witho
     ahead = render_note(decision, [], language="de", compiled=compiled)
     assert compiles == []
     assert ahead == plain and "Entscheidung" in ahead[HTML_NAME].decode()
-    render_note(decision, [], language="de")
-    assert set(compiles) == set(note.TEMPLATES)  # the counter does see compiling when nothing was compiled ahead
+
+    # the cache on disk: the first environment compiles and keeps the code there, the next process's loads it
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _load_all(note.environment("de"))
+    assert set(compiles) == set(note.TEMPLATES)  # the counter does see compiling when nothing was compiled before
+    cached = sorted((tmp_path / f"_jinja2-cache-{os.getuid()}").iterdir())
+    assert len(cached) == 2 and all(p.name.startswith("__gpu_audit_") for p in cached)
+    compiles.clear()
+    _load_all(note.environment("fr"))
+    assert compiles == []
+    for path in cached:  # a damaged or foreign file is not code to run: the template is compiled again
+        path.write_bytes(b"not Jinja's code")
+    _load_all(note.environment("fr"))
+    assert set(compiles) == set(note.TEMPLATES)

@@ -24,6 +24,9 @@ from generator.cli.main import main
 from generator.seal.record import REGISTRATION_FILE, SEAL_FILES, SIGNATURE_FILE, TOKEN_FILE
 from generator.seal.unseal import SealReading
 
+# what a bundle holds is what these tests are about, not the note parser's limits (tests/test_attacks_*.py)
+pytestmark = pytest.mark.usefixtures("note_parsed_here")
+
 INPUTS = "data/inputs"
 TIME = "2026-10-01T00:00:00Z"
 

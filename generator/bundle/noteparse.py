@@ -89,6 +89,24 @@ def _costly(file: str, limits: Limits, what: str) -> NoteParse:
     return NoteParse(problems=[Problem("pdf-too-costly", file, f"not checked: {what}")])
 
 
+def ask_parser(request: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    """The bounded child's answer to one request (`python -m generator.bundle.noteparse`, under the limits' processor
+    time and MEMORY_CEILING); its own errors as {"error": ...}."""
+    env = child_env()  # the child imports this very package
+    try:
+        proc = subprocess.run([sys.executable, "-m", "generator.bundle.noteparse"], input=json.dumps(request), env=env,
+                              capture_output=True, text=True, timeout=2 * limits.max_pdf_seconds + 30)
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    except OSError as exc:
+        return {"error": "cannot-start", "why": str(exc)}
+    try:
+        answer: dict[str, Any] = json.loads(proc.stdout)
+    except ValueError:
+        answer = {"error": "cpu" if proc.returncode < 0 else f"the parser exited {proc.returncode}"}
+    return answer
+
+
 def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signature: bool,
                limits: Limits) -> NoteParse:
     """The note at `path` (a private copy) counted, then parsed in a bounded child process; what failed, holds
@@ -100,18 +118,11 @@ def parse_note(path: Path, file: str, cert: x509.Certificate | None, check_signa
                "max_fields": limits.max_pdf_fields,
                "check_signature": check_signature,
                "cert": None if cert is None else cert.public_bytes(serialization.Encoding.PEM).decode()}
-    env = child_env()  # the child imports this very package
-    try:
-        proc = subprocess.run([sys.executable, "-m", "generator.bundle.noteparse"], input=json.dumps(request), env=env,
-                              capture_output=True, text=True, timeout=2 * limits.max_pdf_seconds + 30)
-    except subprocess.TimeoutExpired:
+    answer = ask_parser(request, limits)
+    if answer.get("error") == "timeout":
         return _costly(file, limits, limit_message("max_pdf_seconds", limits, "the time parsing the PDF took"))
-    except OSError as exc:
-        return NoteParse(problems=[Problem("bad-pdf", file, f"not checked: the parser cannot start ({exc})")])
-    try:
-        answer = json.loads(proc.stdout)
-    except ValueError:
-        answer = {"error": "cpu" if proc.returncode < 0 else f"the parser exited {proc.returncode}"}
+    if answer.get("error") == "cannot-start":
+        return NoteParse(problems=[Problem("bad-pdf", file, f"not checked: the parser cannot start ({answer['why']})")])
     if answer.get("error") == "cpu":
         return _costly(file, limits,
                        limit_message("max_pdf_seconds", limits, "the processor time parsing the PDF took"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -158,21 +159,48 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     return not_an_invoice_file(data) or _checked(data, "")
 
 
-def main() -> None:
+def reply(request_of: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The reader's answer to the request `request_of` gives (in the child: read from stdin once its limits are
+    set), whatever stopped it a refusal."""
     try:
-        import resource
-
-        request = json.loads(sys.stdin.read())
-        resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CEILING, MEMORY_CEILING))
-        answer = _answer(request)
+        return _answer(request_of())
     except MemoryError:
-        answer = refused(f"reading it needs more than the {MEMORY_CEILING} bytes of memory any invoice needs, so it "
-                         f"is damaged or crafted; {ASK_AGAIN}")
+        return refused(f"reading it needs more than the {MEMORY_CEILING} bytes of memory any invoice needs, so it "
+                       f"is damaged or crafted; {ASK_AGAIN}")
     except Exception as exc:  # noqa: BLE001 - reported to the parent as a sentence, never a traceback
-        answer = refused(f"it cannot be read: the reader stopped on something unexpected in the file, which is "
-                         f"damaged or not an invoice; {ASK_AGAIN}", f"{type(exc).__name__}: {exc}")
-    sys.stdout.write(json.dumps(answer))
+        return refused(f"it cannot be read: the reader stopped on something unexpected in the file, which is "
+                       f"damaged or not an invoice; {ASK_AGAIN}", f"{type(exc).__name__}: {exc}")
+
+
+def _bounded_request() -> dict[str, Any]:
+    import resource
+
+    request: dict[str, Any] = json.loads(sys.stdin.read())
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CEILING, MEMORY_CEILING))
+    return request
+
+
+def main() -> None:
+    sys.stdout.write(json.dumps(reply(_bounded_request)))
+
+
+def ask_reader(path: Path) -> dict[str, Any]:
+    """The bounded child's answer for the invoice at `path` (`python -m generator.invoice.read`, under
+    CPU_SECONDS of processor time and MEMORY_CEILING); what stopped it a refusal."""
+    env = child_env()  # the child imports this very package
+    try:
+        proc = subprocess.run([sys.executable, "-m", "generator.invoice.read"], env=env, capture_output=True,
+                              input=json.dumps({"path": str(path.resolve())}), text=True, timeout=2 * CPU_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise InvoiceUnreadableError(f"{path}: reading it took longer than {2 * CPU_SECONDS} s, far longer than "
+                                     f"any invoice needs, so it is damaged or crafted; {ASK_AGAIN}") from None
+    try:
+        answer: dict[str, Any] = json.loads(proc.stdout)
+    except ValueError:
+        answer = refused(f"reading it stopped (more than {CPU_SECONDS} s of processor time, or a crash), so it is "
+                         f"damaged or crafted; {ASK_AGAIN}", f"exit status {proc.returncode}: {proc.stderr[-300:]}")
+    return answer
 
 
 def _decimal(value: Any) -> Decimal | None:
@@ -187,19 +215,7 @@ def read_invoice(path: Path) -> Invoice:
     if path.stat().st_size > MAX_INVOICE_BYTES:
         raise InvoiceUnreadableError(f"{path}: it is larger than the {MAX_INVOICE_BYTES} bytes any invoice needs; "
                                      f"{ASK_AGAIN}")
-    env = child_env()  # the child imports this very package
-    try:
-        proc = subprocess.run([sys.executable, "-m", "generator.invoice.read"], env=env, capture_output=True,
-                              input=json.dumps({"path": str(path.resolve())}), text=True, timeout=2 * CPU_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise InvoiceUnreadableError(f"{path}: reading it took longer than {2 * CPU_SECONDS} s, far longer than "
-                                     f"any invoice needs, so it is damaged or crafted; {ASK_AGAIN}") from None
-    try:
-        answer = json.loads(proc.stdout)
-    except ValueError:
-        answer = refused(f"reading it stopped (more than {CPU_SECONDS} s of processor time, or a crash), so it is "
-                         f"damaged or crafted; {ASK_AGAIN}", f"exit status {proc.returncode}: {proc.stderr[-300:]}")
-    return invoice_of(path, answer)
+    return invoice_of(path, ask_reader(path))
 
 
 def invoice_of(path: Path, answer: dict[str, Any]) -> Invoice:

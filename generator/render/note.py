@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import io
 import itertools
 import json
@@ -47,6 +48,8 @@ Charts = dict[str, str | None]
 # What callers hand the note: the decision as read, its typed document, or decision.json's JSON (what `check` gives
 # in memory, what the note worker is sent), which the one loader reads (generator.audit.recompute.decisionfile).
 DecisionIn = ReadDecision | DecisionDocument | Mapping[str, object]
+# the environment's options (this module) and Jinja's version the cached template code was compiled under
+_COMPILED_UNDER = hashlib.sha256(Path(__file__).read_bytes() + jinja2.__version__.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -63,20 +66,42 @@ EvidenceOf = Callable[[bytes], "list[Evidence]"]  # decision.json's bytes -> the
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
-    """The note's templates compiled to Python code once, ahead of the rendering (Jinja's bytecode cache, kept
-    in memory): `build` compiles them while the check runs, and the environment of the note's language, known
-    only with the decision, loads that code instead of compiling the templates again (a quarter of a second)."""
+    """The note's templates compiled to Python code once (Jinja's bytecode cache): kept in memory, so that the
+    environment of the note's language, known only with the decision, loads the code `build` compiled while the
+    check ran, and on disk (Jinja's FileSystemBytecodeCache: a folder of the user's own in the temporary folder,
+    which Jinja refuses when another user owns it or may write it), so that the next note starts from it.
 
-    def __init__(self) -> None:
+    Jinja keys its cache by the template's name and checks the source's digest, but not the environment's
+    options the code was compiled under: the file names carry the digest of this module, which sets them.
+    """
+
+    def __init__(self, disk: jinja2.BytecodeCache | None = None) -> None:
         self._code: dict[str, bytes] = {}
+        self._disk = disk
+
+    @classmethod
+    def on_disk(cls) -> CompiledTemplates:
+        """Kept in memory and in the user's cache folder; in memory alone where that folder cannot be used."""
+        try:
+            disk = jinja2.FileSystemBytecodeCache(pattern=f"__gpu_audit_{_COMPILED_UNDER}_%s.cache")
+        except (OSError, RuntimeError):  # no usable temporary folder, or one another user controls
+            disk = None
+        return cls(disk)
 
     def load_bytecode(self, bucket: Bucket) -> None:
         code = self._code.get(bucket.key)
         if code is not None:
             bucket.bytecode_from_string(code)
+        elif self._disk is not None:
+            self._disk.load_bytecode(bucket)  # a stale or foreign file leaves the bucket empty: compiled anew
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         self._code[bucket.key] = bucket.bytecode_to_string()
+        if self._disk is not None:
+            try:
+                self._disk.dump_bytecode(bucket)
+            except OSError:  # a full or read-only disk costs the next note a compilation, nothing more
+                pass
 
     def compile_all(self) -> None:
         """Compile every template of the note (the code does not depend on the language: its words are looked
@@ -89,7 +114,7 @@ class CompiledTemplates(jinja2.BytecodeCache):
 def environment(language: str = "en", compiled: CompiledTemplates | None = None) -> jinja2.Environment:
     """The Jinja2 environment of one language: package templates, autoescape on, undefined names are errors,
     every word from the language's gettext catalogue (newstyle: placeholders by name, values escaped).
-    `compiled`: templates compiled ahead (else each is compiled on first use)."""
+    `compiled`: templates compiled ahead (else those of the cache on disk, or compiled on first use)."""
     def load(name: str) -> str | None:
         path = templates_dir() / name
         return path.read_text(encoding="utf-8") if path.is_file() else None
@@ -103,7 +128,7 @@ def environment(language: str = "en", compiled: CompiledTemplates | None = None)
         # every printed value: invisible and bidirectional controls shown as <U+202E>, long texts cut
         finalize=finalize_in(catalogue.gettext, formats.count),
         extensions=["jinja2.ext.i18n"],
-        bytecode_cache=compiled,
+        bytecode_cache=compiled if compiled is not None else CompiledTemplates.on_disk(),
     )
     env.install_gettext_translations(catalogue, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(FILTERS)

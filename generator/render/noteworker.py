@@ -116,7 +116,7 @@ class _Renderer:
             from generator.render.weasy import load_weasyprint
 
             load_weasyprint()
-            self.compiled = CompiledTemplates()
+            self.compiled = CompiledTemplates.on_disk()
             self.compiled.compile_all()
         except Exception:  # noqa: BLE001 - the rendering raises it again, and the parent renders itself
             self.compiled = None

@@ -188,16 +188,18 @@ import os, subprocess, sys, time
 start = time.perf_counter()
 proc = subprocess.Popen(sys.argv[2:], cwd=sys.argv[1] or None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 _, status, usage = os.wait4(proc.pid, 0)
-print(time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+print(time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss,
+      usage.ru_utime + usage.ru_stime)
 """
 
 
-def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int, int]:
-    """Wall seconds, exit status and peak RSS (KiB) of one fresh process (started by a small wrapper)."""
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, int, int, float]:
+    """Wall seconds, exit status, peak RSS (KiB) and processor seconds of one fresh process (started by a small
+    wrapper; the processor time counts the workers it started and waited for, as Linux's wait4 does)."""
     done = subprocess.run([sys.executable, "-c", _WRAPPER, str(cwd or ""), *cmd], capture_output=True, text=True,
                           check=True)
-    elapsed, code, peak = done.stdout.split()
-    return float(elapsed), int(code), int(peak)
+    elapsed, code, peak, cpu = done.stdout.split()
+    return float(elapsed), int(code), int(peak), float(cpu)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--distinct", action="store_true",
                         help="every prediction file differs (a few labels each): no identical repeat to reuse")
     parser.add_argument("--sizes", help="comma-separated expected-ID counts (e.g. 100000,1000000,3000000): one row "
-                        "per size with floor, check, build, verify and `sha256sum -c`, ratios and peak RSS")
+                        "per size with floor, check, build, verify and `sha256sum -c`, ratios, peak RSS and the "
+                        "processor time build takes beyond check")
     args = parser.parse_args(argv)
     compile_package()
     if args.sizes:
@@ -253,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         for rnd in range(args.rounds + 1):
             order = names[rnd % len(names):] + names[: rnd % len(names)]  # alternate who goes first
             for name in order:
-                seconds, code, peak = timed(commands[name](rnd))
+                seconds, code, peak, _ = timed(commands[name](rnd))
                 if (name in ("check", "build") and code not in (0, 1)) or (name in ("floor", "peer") and code):
                     raise SystemExit(f"{name} failed with exit status {code}")
                 if name == "build":
@@ -299,25 +302,27 @@ def _fit(sizes: list[float], peaks: list[float]) -> dict[str, float] | None:
 
 
 def _median_run(cmd: list[str], rounds: int, cwd: Path | None = None, accept: tuple[int, ...] = (0,),
-                before: Callable[[int], None] | None = None) -> tuple[float, float]:
-    """Median wall seconds and the largest peak RSS (MiB) of `rounds` fresh runs, after one warm-up run.
+                before: Callable[[int], None] | None = None) -> tuple[float, float, float]:
+    """Median wall seconds, the largest peak RSS (MiB) and the median processor seconds of `rounds` fresh runs,
+    after one warm-up run.
 
     Each run starts with nothing left to write back (os.sync): a build leaves its copies of the inputs in
     the page cache (1.1 GB at 3,000,000 IDs), and the command timed next would otherwise pay for writing
     them out (at 3,000,000 IDs, 6.4 s for a build that takes 5.6 s on a quiet disk).
     """
-    seconds, peaks = [], []
+    seconds, peaks, cpus = [], [], []
     for rnd in range(rounds + 1):
         if before is not None:
             before(rnd)
         os.sync()
-        elapsed, code, peak = timed(cmd if before is None else [c.replace("{i}", str(rnd)) for c in cmd], cwd)
+        elapsed, code, peak, cpu = timed(cmd if before is None else [c.replace("{i}", str(rnd)) for c in cmd], cwd)
         if code not in accept:
             raise SystemExit(f"{' '.join(cmd)} failed with exit status {code}")
         if rnd:
             seconds.append(elapsed)
             peaks.append(peak / 1024)
-    return statistics.median(seconds), max(peaks)
+            cpus.append(cpu)
+    return statistics.median(seconds), max(peaks), statistics.median(cpus)
 
 
 def _remove_bundles(work: Path, _round: int = 0) -> None:
@@ -333,17 +338,18 @@ def run_sizes(sizes: list[int], rounds: int, distinct: bool) -> int:
     py = sys.executable
     rows = []
     print(f"{'IDs':>10}{'floor s':>9}{'check s':>9}{'x':>7}{'build s':>9}{'x':>7}{'verify s':>9}{'sha256 s':>9}"
-          f"{'x':>8}{'check MiB':>10}{'build MiB':>10}{'bound MiB':>10}")
+          f"{'x':>8}{'check MiB':>10}{'build MiB':>10}{'bound MiB':>10}{'build-check cpu s':>18}")
     for n in sizes:
         work = Path(tempfile.mkdtemp(prefix="gpu-audit-bench-"))
         try:
             campaign, keys = work / "campaign", work / "keys"
             make_campaign(campaign, n, distinct=distinct)
             subprocess.run([py, "-m", "generator", "keygen", str(keys)], check=True, stdout=subprocess.DEVNULL)
-            floor, _ = _median_run([py, "-c", FLOOR, str(campaign)], rounds)
-            check, check_rss = _median_run([py, "-m", "generator", "check", str(campaign)], rounds, accept=(0, 1))
+            floor, _, _ = _median_run([py, "-c", FLOOR, str(campaign)], rounds)
+            check, check_rss, check_cpu = _median_run([py, "-m", "generator", "check", str(campaign)], rounds,
+                                                      accept=(0, 1))
 
-            build, build_rss = _median_run([py, "-m", "generator", "build", str(campaign), "-o",
+            build, build_rss, build_cpu = _median_run([py, "-m", "generator", "build", str(campaign), "-o",
                                             str(work / "bundle-{i}"), "--key", str(keys / "signer-key.pem"),
                                             "--cert", str(keys / "signer.pem"), "--quiet"], rounds, accept=(0, 1),
                                            before=functools.partial(_remove_bundles, work))
@@ -352,13 +358,14 @@ def run_sizes(sizes: list[int], rounds: int, distinct: bool) -> int:
             subprocess.run([py, "-m", "generator", "build", str(campaign), "-o", str(bundle), "--key",
                             str(keys / "signer-key.pem"), "--cert", str(keys / "signer.pem"), "--quiet"],
                            check=False, stdout=subprocess.DEVNULL)
-            verify, _ = _median_run([py, "-m", "generator", "verify", str(bundle), "--trust", str(keys / "signer.pem")],
-                                    rounds)
-            sums, _ = _median_run(["sha256sum", "-c", "--quiet", "manifest-sha256.txt"], rounds, cwd=bundle)
+            verify, _, _ = _median_run([py, "-m", "generator", "verify", str(bundle), "--trust",
+                                        str(keys / "signer.pem")], rounds)
+            sums, _, _ = _median_run(["sha256sum", "-c", "--quiet", "manifest-sha256.txt"], rounds, cwd=bundle)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         row = {"n": n, "floor_s": round(floor, 3), "check_s": round(check, 3), "build_s": round(build, 3),
-               "verify_s": round(verify, 3), "sha256sum_s": round(sums, 3),
+               "verify_s": round(verify, 3), "sha256sum_s": round(sums, 3), "check_cpu_s": round(check_cpu, 3),
+               "build_cpu_s": round(build_cpu, 3), "build_minus_check_cpu_s": round(build_cpu - check_cpu, 3),
                "check_over_floor": round(check / floor, 2), "build_over_floor": round(build / floor, 2),
                "verify_over_sha256sum": round(verify / sums, 2), "check_peak_rss_mib": round(check_rss, 1),
                "build_peak_rss_mib": round(build_rss, 1), "memory_bound_mib": round(memory_bound_mib(n), 1),
@@ -367,7 +374,7 @@ def run_sizes(sizes: list[int], rounds: int, distinct: bool) -> int:
         print(f"{n:>10,}{floor:>9.2f}{check:>9.2f}{row['check_over_floor']:>7.2f}{build:>9.2f}"
               f"{row['build_over_floor']:>7.2f}{verify:>9.2f}{sums:>9.2f}{row['verify_over_sha256sum']:>8.2f}"
               f"{check_rss:>10.0f}{build_rss:>10.0f}{memory_bound_mib(n):>9.0f}"
-              f"{'' if row['within_memory_bound'] else '!'}", flush=True)
+              f"{'' if row['within_memory_bound'] else '!':1}{build_cpu - check_cpu:>17.2f}", flush=True)
     ns = [float(r["n"]) for r in rows]
     fits = {"check": _fit(ns, [r["check_peak_rss_mib"] for r in rows]),
             "build": _fit(ns, [r["build_peak_rss_mib"] for r in rows])}

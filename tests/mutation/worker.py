@@ -74,6 +74,10 @@ def _run(copy: Path, job: dict[str, object]) -> dict[str, object]:
 
 def main() -> None:
     copy = Path(sys.argv[1])
+    # Each run is a fresh child: without byte-code files it would compile every package module and rewrite every
+    # test module's asserts again. They are kept in the copy (the mutated module's own are dropped at each write).
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     for line in sys.stdin:
         print(json.dumps(_run(copy, json.loads(line))), flush=True)
 

@@ -77,6 +77,10 @@ def _sources() -> dict[str, str]:
     return {m: hashlib.sha256((REPO / m).read_bytes()).hexdigest() for m in modules([])}
 
 
+class StaleMapError(Exception):
+    """The coverage map was made from other sources than the modules to mutate."""
+
+
 def stale(mapping: dict[str, Any], only: list[str]) -> list[str]:
     """The modules changed since the map was made (all of them for a map that records no sources)."""
     made = mapping.get("sources", {})
@@ -218,6 +222,10 @@ def _copies(jobs: int) -> list[Path]:
 def run(only: list[str], jobs: int, timeout: float, keys: set[str] | None,
         first: int | None) -> dict[str, dict[str, object]]:
     mapping = json.loads((WORK / "lines.json").read_text())
+    changed = stale(mapping, only)
+    if changed:
+        # a line number read from a map of other sources picks the wrong tests: a mutant then "survives"
+        raise StaleMapError(f"the coverage map is older than {', '.join(changed)}: run `map` again first")
     results_file = WORK / "results.json"
     results: dict[str, dict[str, object]] = json.loads(results_file.read_text()) if results_file.exists() else {}
     # without --open, a run goes on where the last one stopped: the mutants with no result yet
@@ -331,12 +339,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.open and (WORK / "results.json").exists():
             old = json.loads((WORK / "results.json").read_text())
             keys = {m.key for m in all_mutants(args.paths) if old.get(m.key, {}).get("status") != "killed"}
-        changed = stale(json.loads((WORK / "lines.json").read_text()), args.paths)
-        if changed:
-            # a line number read from a map of other sources picks the wrong tests: a mutant then "survives"
-            print(f"the coverage map is older than {', '.join(changed)}: run `map` again first", file=sys.stderr)
+        try:
+            run(args.paths, args.jobs, args.timeout, keys, args.first)
+        except StaleMapError as exc:
+            print(exc, file=sys.stderr)
             return 2
-        run(args.paths, args.jobs, args.timeout, keys, args.first)
     return report(args.paths)
 
 

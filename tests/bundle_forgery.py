@@ -18,9 +18,9 @@ from pathlib import Path
 import pikepdf
 from conftest import REPO
 
-from generator.bundle import signing
 from generator.bundle.bagit_format import digests, manifest_text
-from generator.core.safefiles import sha256_file
+from generator.bundle.sign import signing
+from generator.core.system.safefiles import sha256_file
 
 
 def fingerprint(cert: Path) -> str:

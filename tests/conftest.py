@@ -85,8 +85,8 @@ class ChartsHere(NotesHere):
 def _workers_here() -> Iterator[None]:
     """In-process builds and renderings, the bundles built once for the run included, render the note and draw its
     charts here (NotesHere, ChartsHere)."""
-    from generator.bundle import build
-    from generator.render import note
+    from generator.bundle.build import build
+    from generator.render.page import note
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(build, "NoteWorker", NotesHere)
@@ -102,10 +102,10 @@ def _real_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
 
 def real_workers(patch: pytest.MonkeyPatch) -> None:
     """The real note and chart workers for what `patch` covers: where they are what a test is about."""
-    from generator.bundle import build
-    from generator.core.worker import JsonWorker
-    from generator.render import note
-    from generator.render.noteworker import NoteWorker
+    from generator.bundle.build import build
+    from generator.core.system.worker import JsonWorker
+    from generator.render.page import note
+    from generator.render.page.noteworker import NoteWorker
 
     patch.setattr(build, "NoteWorker", NoteWorker)
     patch.setattr(note, "JsonWorker", JsonWorker)
@@ -116,7 +116,7 @@ def note_parsed_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """`verify` parses the note in this process instead of its bounded child (`noteparse.ask_parser`): for tests of
     what is made of a verified bundle (an invoice's check), not of the parser's limits, which the attack, hostile
     and memory tests check through the real child."""
-    from generator.bundle import noteparse
+    from generator.bundle.pdf import noteparse
 
     monkeypatch.setattr(noteparse, "ask_parser", lambda request, limits: noteparse._answer(request))
 
@@ -200,7 +200,7 @@ def _made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path]
 @pytest.fixture(scope="session")
 def example_keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """`gpu-audit keygen DIR --name "Example Org"`: the signer's key and certificate."""
-    from generator.bundle import signing
+    from generator.bundle.sign import signing
 
     folder = _made_once(tmp_path_factory, "example-keys", lambda work: signing.keygen(work, "Example Org"))
     return folder / signing.KEY_NAME, folder / signing.CERT_NAME

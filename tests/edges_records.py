@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute.acceptance import Acceptance
-from generator.audit.recompute.model import Configuration, CostPerResult, Run
-from generator.audit.recompute.runcells import (
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.decision.model import Configuration, CostPerResult, Run
+from generator.audit.recompute.decision.runcells import (
     ClaimedCells,
     EnvironmentCells,
     MemoryCells,
@@ -17,6 +16,7 @@ from generator.audit.recompute.runcells import (
     RecomputedRun,
     Timing,
 )
+from generator.audit.recompute.quality.acceptance import Acceptance
 
 EXAMPLE: dict[str, Any] = json.loads((Path(__file__).resolve().parents[1] / "inputs" / "example" / "protocol.json")
                                      .read_text(encoding="utf-8"))

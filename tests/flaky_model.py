@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.gpu import textclf
+from generator.gpu.models import textclf
 
 BATCH = 8
 

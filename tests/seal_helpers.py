@@ -22,8 +22,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pyhanko.sign.timestamps.dummy_client import DummyTimeStamper
 
-from generator.audit.registration import register_campaign
-from generator.bundle import signing
+from generator.audit.sealing.registration import register_campaign
+from generator.bundle.sign import signing
 
 UTC = dt.UTC
 # The example's window starts 2026-10-05T09:00 Europe/Paris (07:00 UTC); its protocol says registered 2026-09-30.

@@ -36,9 +36,9 @@ from seed_rules import (
 )
 from seed_rules_protocol import _REPEATS, _ROUND, _shifted, set_second_series_aside
 
-from generator.audit.recompute.model import DecisionDocument
+from generator.audit.recompute.decision.model import DecisionDocument
 from generator.core.metrics import compute_metric
-from generator.core.resources import schemas_dir
+from generator.core.system.resources import schemas_dir
 
 _SOURCE = f"{A} 'Nutzbare Ergebnisse zählen, nicht Wiederholungen von Messungen'"
 TRAIN = Path(__file__).resolve().parent.parent / "inputs" / "corpora" / "debian-descriptions" / "train.jsonl"
@@ -171,7 +171,7 @@ def m_repeated(c: Path) -> list[Where]:
 
 
 AGAIN = "debian-descriptions-eval-again@r2"  # the first corpus registered a second time, under this revision
-# The content fingerprint of the example's corpus (generator.audit.corpusprint; tests/test_corpus_fingerprint.py
+# The content fingerprint of the example's corpus (audit's corpusprint; tests/test_corpus_fingerprint.py
 # recomputes it from the reference in plain Python).
 CONTENT = "content-sha256:f6901a56c39387b676e4a11e10cdb05182fc6251e6663b35511e96bcba1e3f34"
 

@@ -36,8 +36,8 @@ from seed_rules import (
     set_rows,
 )
 
-from generator.audit.recompute.model import DecisionDocument
-from generator.core.resources import schemas_dir
+from generator.audit.recompute.decision.model import DecisionDocument
+from generator.core.system.resources import schemas_dir
 
 _SOURCE = f"{A} 'Qualität nach einem Wechsel der Präzision prüfen'"
 

@@ -29,9 +29,9 @@ from seed_rules import (
 from seed_rules_protocol import _register, _relabel_ten, _second_seed
 from seed_rules_subgroups import _ids, _labels, _write_labels
 
-from generator.audit.recompute.model import DecisionDocument
+from generator.audit.recompute.decision.model import DecisionDocument
 from generator.core.metrics import compute_metric
-from generator.render import finance
+from generator.render.view import finance
 
 # ------------------------------------------------------------------------- input order as a declared variable
 
@@ -174,7 +174,7 @@ def m_setup_recorded(c: Path) -> list[Where]:
 
 
 def v_setup_recorded(decision: dict[str, Any], findings: list[Any]) -> None:
-    from generator.render.view import ReadDecision, build_view  # noqa: PLC0415 - the note's side, only here
+    from generator.render.view.view import ReadDecision, build_view  # noqa: PLC0415 - the note's side, only here
 
     assert decision["decision"]["answer"] == B4, decision["decision"]
     b4 = next(x for x in decision["configurations"] if x["id"] == B4)

@@ -28,7 +28,7 @@ from seed_rules import (
 )
 
 from generator.core.metrics import compute_metric
-from generator.render.note import render_html
+from generator.render.page.note import render_html
 
 _SOURCE = f"{A} 'Beispiel: dieselben 1.000 Texte klassifizieren', 'Qualität nach einem Wechsel der Präzision prüfen'"
 B4_RUNS = [("cold", 1)] + [("warm", r) for r in range(1, 6)]

@@ -23,7 +23,7 @@ from bundle_forgery import fingerprint, hostile_pdf, normalized, reseal, rewrite
 from conftest import BAGIT, EXAMPLE, REPO, needs_tools
 from measured import processor_seconds
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 from generator.cli.main import main
 
 CopyOf = Callable[[Path], Path]  # the `copy_of` fixture: a private copy of a bundle, to attack

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 from generator.bundle.verdict import Report, report_lines
 from generator.core.termtext import escape_terminal
 

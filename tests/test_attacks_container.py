@@ -24,7 +24,7 @@ from conftest import BAGIT, needs_tools
 from measured import Measured, gpu_audit
 from zip_forgery import RawEntry, entries_of, hidden_after_deflate, renamed, unicode_path_extra, write_zip
 
-from generator.bundle.publish import zip_folder
+from generator.bundle.build.publish import zip_folder
 
 NOTE = "ex/data/decision-note.pdf"
 FAKE_TEXT = "Committed budget: USD 99,999.00"
@@ -313,7 +313,7 @@ def _with_contents(note: bytes, change: str, other_cert: Path) -> bytes:
 @pytest.mark.parametrize("change", ["padding", "certificate", "unsigned-attribute"])
 def test_bytes_added_inside_the_signature_contents_are_refused(example_bundle: Path, anchor: list[str],
                                                                tmp_path: Path, change: str) -> None:
-    from generator.bundle import signing
+    from generator.bundle.sign import signing
 
     other = signing.keygen(tmp_path / "other", "Someone Else")[1]
     note = (example_bundle / "data" / "decision-note.pdf").read_bytes()
@@ -376,7 +376,7 @@ def test_a_file_swapped_after_verification_is_not_the_one_reconciled(example_bun
     the bytes that were verified, never the swapped ones."""
     from invoices import Invoice, cii_xml, example_lines
 
-    from generator.bundle import verify as verify_module
+    from generator.bundle.verify import verify as verify_module
     from generator.invoice.check import check_invoice
 
     root = _copy(example_bundle, tmp_path)
@@ -419,7 +419,7 @@ def test_invoice_attach_refuses_a_huge_file_before_reading_it(example_keys: tupl
 
 def test_a_bundle_file_swapped_for_a_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
     """A file replaced by a FIFO after the folder was listed: opening it neither blocks nor reads elsewhere."""
-    from generator.core.safefiles import open_regular
+    from generator.core.system.safefiles import open_regular
 
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "target").write_text("x")

@@ -304,8 +304,8 @@ def test_a_variant_named_beside_the_gpu_slug_is_a_conflict_and_french_elision_is
 def test_a_variant_the_committed_packages_name_is_that_gpu() -> None:
     """"unless the tariffs list them": a committed RTX 4090 D is named by "RTX 4090 D", and a plain RTX 4090 then
     by "RTX 4090" alone."""
+    from generator.invoice.document import InvoiceLine
     from generator.invoice.identify import Known, identify
-    from generator.invoice.read import InvoiceLine
 
     known = [Known("rtx-4090", 7, "GeForce RTX 4090", ()), Known("rtx-4090-d", 7, "GeForce RTX 4090 D", ())]
 

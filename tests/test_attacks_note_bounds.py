@@ -19,9 +19,9 @@ import pytest
 from bundle_forgery import many_fields, many_objects, object_stream
 from conftest import REPO
 
-from generator.bundle.notebounds import bounds_problem, count_note, form_problem
+from generator.bundle.pdf.notebounds import bounds_problem, count_note, form_problem
 from generator.core.limits import DEFAULT, Limits, MiB
-from generator.render.note import PDF_NAME
+from generator.render.page.note import PDF_NAME
 
 # `gpu-audit verify ARGS` in a fresh process, which then reports its exit status, its output, the processor
 # seconds it and its children (the parser's) spent, whether it imported pyHanko, and its peak memory in KiB.

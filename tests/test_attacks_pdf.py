@@ -36,9 +36,9 @@ from pyhanko_certvalidator import ValidationContext
 from pyhanko_certvalidator.registry import SimpleCertificateStore
 from seal_helpers import KeyPair, local_tsa
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 from generator.core.errors import UsageError
-from generator.render.note import PDF_NAME
+from generator.render.page.note import PDF_NAME
 
 PDFSIG = shutil.which("pdfsig")
 needs_pdfsig = needs_tools("pdfsig")

@@ -13,20 +13,21 @@ from seed_rules import edit_protocol
 from sklearn.metrics import f1_score
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding, Severity, make_finding
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import ExperimentSpec, Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.readers.predictions import read_ids, read_labels
-from generator.audit.recompute import cost, package, runtimes, timing
-from generator.audit.recompute.acceptance import Acceptance, assess_run, claim_findings, prepare_truth
-from generator.audit.recompute.gate import UNMEASURED_REASON
-from generator.audit.recompute.model import Window
-from generator.audit.recompute.tolerances import QUALITY_TOLERANCE
+from generator.audit.load.findings import Finding, Severity, make_finding
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.load.readers.predictions import read_ids, read_labels
+from generator.audit.recompute.decision.gate import UNMEASURED_REASON
+from generator.audit.recompute.decision.model import Window
+from generator.audit.recompute.money import cost, package
+from generator.audit.recompute.quality.acceptance import Acceptance, assess_run, claim_findings, prepare_truth
+from generator.audit.recompute.quality.tolerances import QUALITY_TOLERANCE
+from generator.audit.recompute.times import runtimes, timing
 from generator.audit.report import _usd_decimal, format_finding, format_findings
 from generator.core.jsonvalue import JsonScalar
 from generator.core.money import usd_amount
-from generator.render.i18n import Formats
+from generator.render.view.i18n import Formats
 
 # ------------------------------------------------------------------------------------ instants and edges
 # The window 2026-10-05T09:00 to 2026-10-09T09:00 Europe/Paris (UTC+2) is 07:00Z to 07:00Z; the registration
@@ -301,7 +302,7 @@ def test_package_total_claimed_either_way(claimed: int) -> None:
 
 
 def test_values_print_as_the_files_write_them() -> None:
-    from generator.audit.findings import cell_text  # here, so that the module imports where it is missing
+    from generator.audit.load.findings import cell_text  # here, so that the module imports where it is missing
 
     assert [cell_text(v) for v in (True, False, None, "", 0, 0.875369, "h200")] == \
         ["true", "false", "(empty)", "(empty)", "0", "0.875369", "h200"]

@@ -11,9 +11,9 @@ from pathlib import Path
 import measured
 import pytest
 
-from generator.audit.findings import Severity
-from generator.audit.readers.boundedread import BLOCK, MAX_LINE_BYTES, read_bounded
-from generator.audit.readers.predictions import read_labels
+from generator.audit.load.findings import Severity
+from generator.audit.load.readers.boundedread import BLOCK, MAX_LINE_BYTES, read_bounded
+from generator.audit.load.readers.predictions import read_labels
 
 GIB = 2**30
 RUN = "predictions/b200-batch/b1"

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 from pypdf import PdfReader
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 
 # what a bundle holds is what these tests are about, not the note parser's limits (tests/test_attacks_*.py)
 pytestmark = pytest.mark.usefixtures("note_parsed_here")
@@ -221,7 +221,7 @@ def test_strict_refuses_a_campaign_with_errors(run_cli, campaign: Path, tmp_path
 
 def test_a_copy_whose_bytes_differ_from_the_validated_ones_stops_the_build(campaign: Path) -> None:
     from generator.audit.check import check_campaign
-    from generator.bundle.build import InputChangedError, _input_sums
+    from generator.bundle.build.build import InputChangedError, _input_sums
 
     result = check_campaign(campaign)
     rel = result.decision["inputs"][0]["path"]
@@ -364,7 +364,7 @@ def test_the_note_is_signed_with_the_key_already_loaded(keys: tuple[Path, Path],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """pyHanko's SimpleSigner parses the key again for each signature (and cryptography checks a 3072-bit RSA
     key each time, ~0.15 s): gpu-audit's signer uses the key it loaded once."""
-    from generator.render.note import PDF_NAME, render_note
+    from generator.render.page.note import PDF_NAME, render_note
 
     identity = signing.load_pem_identity(keys[0], keys[1])
     decision = json.loads((built / "data" / "decision.json").read_text(encoding="utf-8"))

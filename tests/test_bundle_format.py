@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 
 
 @pytest.fixture(scope="module")
@@ -34,16 +34,17 @@ def test_the_manifest_matches_its_schema(genuine: Path) -> None:
 def test_bundle_id_has_one_definition() -> None:
     from generator.bundle.bundlelayout import PDF_NAME
     from generator.core.bundleid import bundle_id
-    from generator.render import note, view
+    from generator.render.page import note
+    from generator.render.view import view
 
     assert view.bundle_id is bundle_id
     assert note.PDF_NAME == PDF_NAME
 
 
 # What a finance reader's `verify` must not load (issue 18): the renderer, the audit side, the build, pyHanko
-# (the note is parsed in a child process: generator.bundle.noteparse) and the libraries behind them.
+# (the note is parsed in a child process: generator.bundle.pdf.noteparse) and the libraries behind them.
 HEAVY = ("jinja2", "weasyprint", "pyarrow", "numpy", "jsonschema", "pandas", "matplotlib", "pyhanko",
-         "generator.audit", "generator.render", "generator.bundle.build")
+         "generator.audit", "generator.render", "generator.bundle.build.build")
 
 
 def _imported(stderr: str) -> set[str]:
@@ -60,10 +61,10 @@ def _heavy(names: set[str]) -> list[str]:
 
 
 def test_verify_imports_neither_the_renderer_nor_the_audit_side() -> None:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import generator.bundle.verify"],
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import generator.bundle.verify.verify"],
                           capture_output=True, text=True, cwd=REPO)
     names = _imported(proc.stderr)
-    assert proc.returncode == 0 and "generator.bundle.verify" in names, proc.stderr[-2000:]
+    assert proc.returncode == 0 and "generator.bundle.verify.verify" in names, proc.stderr[-2000:]
     assert _heavy(names) == []
 
 
@@ -73,14 +74,14 @@ def test_the_verify_command_stays_light(genuine: Path, example_keys: tuple[Path,
                            "--trust", str(example_keys[1])], capture_output=True, text=True, cwd=REPO)
     names = _imported(proc.stderr)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
-    assert {"generator.cli.main", "generator.bundle.verify"} <= names
+    assert {"generator.cli.main", "generator.bundle.verify.verify"} <= names
     assert _heavy(names) == []
 
 
 def test_bag_info_names_the_weasyprint_that_rendered_the_note(genuine: Path, example_keys: tuple[Path, Path]) -> None:
     from importlib.metadata import version
 
-    from generator.bundle.verify import load_trust, verify_bundle
+    from generator.bundle.verify.verify import load_trust, verify_bundle
 
     field = ["Note-Renderer", f"WeasyPrint {version('weasyprint')}"]
     assert f"{field[0]}: {field[1]}\n" in (genuine / "bag-info.txt").read_text(encoding="utf-8")
@@ -99,7 +100,7 @@ def test_bagit_py_validates_the_bag_with_its_note_renderer_field(genuine: Path) 
 
 
 def test_a_finding_names_a_file_with_control_characters_escaped() -> None:
-    from generator.audit.findings import Finding, Severity
+    from generator.audit.load.findings import Finding, Severity
     from generator.audit.report import format_finding
 
     text = format_finding(Finding(code="x", severity=Severity.ERROR, file="pred\r\x1b[31m.csv", line=2,
@@ -122,7 +123,7 @@ def _as_format_2(bundle: Path, keys: tuple[Path, Path], wrong_sha512: str | None
     import hashlib
 
     from generator.bundle.bagit_format import digests, manifest_text
-    from generator.core.safefiles import sha256_file
+    from generator.core.system.safefiles import sha256_file
 
     payload = sorted(p.relative_to(bundle).as_posix() for p in (bundle / "data").rglob("*") if p.is_file())
     sums = {rel: digests(bundle / rel, ("sha512",))["sha512"] for rel in payload}

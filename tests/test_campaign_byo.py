@@ -23,15 +23,16 @@ from conftest import gpu_audit
 from test_campaign_run import TEST_RUN_CODES, run_times_registered_now
 
 from generator.audit.check import check_campaign
-from generator.audit.corpusprint import fingerprint, revision_check
-from generator.audit.findings import Severity
-from generator.audit.readers.labelfile import LabelFile
+from generator.audit.load.findings import Severity
+from generator.audit.load.readers.labelfile import LabelFile
+from generator.audit.validate.corpus.corpusprint import fingerprint, revision_check
 from generator.cli.main import main
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from generator.gpu import campaign_registered, corpus_folder, hfmodel  # noqa: E402
+from generator.gpu.campaign import campaign_registered, corpus_folder  # noqa: E402
+from generator.gpu.models import hfmodel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASSES = ["bug", "feature", "question"]

@@ -16,11 +16,12 @@ import jsonschema
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Severity
+from generator.audit.load.findings import Severity
 
 torch = pytest.importorskip("torch")
 
-from generator.gpu import campaign_run, textclf  # noqa: E402
+from generator.gpu.campaign import campaign_run  # noqa: E402
+from generator.gpu.models import textclf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "inputs" / "corpora" / "debian-descriptions"

@@ -19,9 +19,10 @@ transformers = pytest.importorskip("transformers")
 
 from test_campaign_run import errors, run_times_registered_now  # noqa: E402 (the same registration and check)
 
-from generator.audit.readers.grid import row_outcome  # noqa: E402
-from generator.audit.recompute.attempts import incident_findings  # noqa: E402
-from generator.gpu import campaign_run, hfmodel  # noqa: E402
+from generator.audit.load.readers.grid import row_outcome  # noqa: E402
+from generator.audit.validate.registered import incident_findings  # noqa: E402
+from generator.gpu.campaign import campaign_run  # noqa: E402
+from generator.gpu.models import hfmodel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "inputs" / "corpora" / "debian-descriptions"

@@ -16,13 +16,14 @@ import pytest
 from seal_helpers import local_tsa, seal_in_place, team
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Severity
+from generator.audit.load.findings import Severity
 from generator.seal.record import REGISTRATION_FILE, SIGNATURE_FILE, TOKEN_FILE
 from generator.seal.unseal import read_seal
 
 torch = pytest.importorskip("torch")
 
-from generator.gpu import campaign_rows, campaign_run, textclf  # noqa: E402
+from generator.gpu.campaign import campaign_rows, campaign_run  # noqa: E402
+from generator.gpu.models import textclf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "inputs" / "corpora" / "debian-descriptions"

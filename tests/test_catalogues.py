@@ -13,7 +13,7 @@ from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
 
 from generator.cli.options import NOTE_LANGUAGES
-from generator.render.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from generator.render.view.i18n import DEFAULT_LANGUAGE, LANGUAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALE = ROOT / "generator" / "render" / "locale"

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 from generator.cli.main import main
 
 NOW = dt.datetime.now(dt.UTC)

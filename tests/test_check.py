@@ -9,7 +9,7 @@ import jsonschema
 from conftest import read_grid, set_cell, write_grid
 
 from generator.audit.check import check_campaign
-from generator.core.resources import load_schema
+from generator.core.system.resources import load_schema
 
 
 def rows_where(folder: Path, **match: str) -> list[int]:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from test_seed_rules import SEED_RULES
 
-from generator.audit.findings import Severity, make_finding
+from generator.audit.load.findings import Severity, make_finding
 from generator.bundle.verdict import Problem
-from generator.core.codes import FINDINGS, INVOICE_FINDINGS, PROBLEMS, UnregisteredCode, markdown
+from generator.core.codes.registry import FINDINGS, INVOICE_FINDINGS, PROBLEMS, UnregisteredCode, markdown
 from generator.invoice.money import InvoiceFinding
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,7 +37,7 @@ def test_registered_codes_are_accepted() -> None:
 
 def test_docs_findings_is_what_the_registry_prints() -> None:
     assert (REPO / "docs" / "findings.md").read_text(encoding="utf-8") == markdown(), (
-        "regenerate it: python -m generator.core.codes > docs/findings.md")
+        "regenerate it: python -m generator.core.codes.registry > docs/findings.md")
 
 
 def test_every_seed_rule_code_is_registered_with_its_seed() -> None:

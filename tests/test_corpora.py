@@ -11,7 +11,7 @@ import pytest
 from seed_rules_corpora import SECOND, _second_corpus
 
 from generator.audit.check import check_campaign
-from generator.render.note import render_html
+from generator.render.page.note import render_html
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "inputs" / "example"
 

@@ -1,4 +1,4 @@
-"""The corpus's content fingerprint (generator.audit.corpusprint): its canonical form, what counts and what does not,
+"""The corpus's content fingerprint (audit's corpusprint): its canonical form, what counts and what does not,
 the revision forms that carry it, and two corpora of the same content counted as one (issue 47, item 3)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from seed_rules import B4, PROTOCOL, edit_protocol
 from seed_rules_corpora import AGAIN, CONTENT, _same_corpus_again, _second_corpus, set_corpus_revision
 
 from generator.audit.check import CheckResult, check_campaign
-from generator.audit.corpusprint import fingerprint, revision_check
-from generator.audit.readers.labelfile import LabelFile
-from generator.render.note import render_html
+from generator.audit.load.readers.labelfile import LabelFile
+from generator.audit.validate.corpus.corpusprint import fingerprint, revision_check
+from generator.render.page.note import render_html
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "inputs" / "example"
 NAME = "debian-descriptions-eval@"

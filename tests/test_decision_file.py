@@ -10,9 +10,9 @@ import pytest
 from conftest import EXAMPLE
 
 from generator.audit.check import check_campaign
-from generator.audit.recompute.decisionfile import read_decision
-from generator.audit.recompute.jsonrecord import JsonRecord, from_json_value, to_json_value
-from generator.audit.recompute.model import DecisionDocument
+from generator.audit.recompute.decision.decisionfile import read_decision
+from generator.audit.recompute.decision.model import DecisionDocument
+from generator.core.jsonrecord import JsonRecord, from_json_value, to_json_value
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ import pytest
 from conftest import EXAMPLE, REPO, read_grid, write_grid
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding, Severity, make_finding
-from generator.audit.recompute import model
-from generator.audit.recompute.gate import UNMEASURED_REASON, decide
-from generator.audit.recompute.jsonrecord import from_json_value, to_json_value
-from generator.core.resources import schemas_dir
+from generator.audit.load.findings import Finding, Severity, make_finding
+from generator.audit.recompute.decision import model
+from generator.audit.recompute.decision.gate import UNMEASURED_REASON, decide
+from generator.core.jsonrecord import from_json_value, to_json_value
+from generator.core.system.resources import schemas_dir
 
 H200 = REPO / "inputs" / "h200-campaign"
 

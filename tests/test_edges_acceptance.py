@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator.audit.findings import Severity, make_finding
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.readers.grid import row_outcome
-from generator.audit.readers.labelfile import LabelFile
-from generator.audit.recompute import attempts, timing
-from generator.audit.recompute.acceptance import (
+from generator.audit.load.findings import Severity, make_finding
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.load.readers.grid import row_outcome
+from generator.audit.load.readers.labelfile import LabelFile
+from generator.audit.recompute.evidence import attempts
+from generator.audit.recompute.quality.acceptance import (
     Acceptance,
     _subgroup_failure,
     assess_run,
@@ -25,7 +25,9 @@ from generator.audit.recompute.acceptance import (
     failed_run_findings,
     prepare_truth,
 )
-from generator.audit.recompute.subgroups import SubgroupRun
+from generator.audit.recompute.quality.subgroups import SubgroupRun
+from generator.audit.recompute.times import timing
+from generator.audit.validate import registered
 
 EXAMPLE = json.loads((Path(__file__).resolve().parents[1] / "inputs" / "example" / "protocol.json")
                      .read_text(encoding="utf-8"))
@@ -248,13 +250,13 @@ def test_failure_reason_leaves_out_of_memory_to_its_own(statuses: list[str], sai
 def test_an_exclusion_needs_its_registered_cause(cause: str | None, codes: list[str]) -> None:
     protocol = Protocol.of({**EXAMPLE, "exclusions": [{"cause": "provider-maintenance", "description": "outside"}]})
     notes = "outcome=excluded; reason=the host was drained" + (f"; cause={cause}" if cause else "")
-    found = attempts.row_outcome_findings(row_outcome(notes), protocol, 3, GRID)
+    found = registered.row_outcome_findings(row_outcome(notes), protocol, 3, GRID)
     assert [f.code for f in found] == codes
     assert all("(registered exclusions: provider-maintenance)" in f.message for f in found)
-    [unregistered] = attempts.row_outcome_findings(row_outcome(notes), PROTOCOL, 3, GRID)
+    [unregistered] = registered.row_outcome_findings(row_outcome(notes), PROTOCOL, 3, GRID)
     assert "(registered exclusions: none)" in unregistered.message
 
 
 def test_an_unexplained_incident_names_the_keys_that_explain_one() -> None:
-    [finding] = attempts.incident_findings(row_outcome("outcome=failed"), "outcome=failed", 3, GRID)
+    [finding] = registered.incident_findings(row_outcome("outcome=failed"), "outcome=failed", 3, GRID)
     assert finding.message.endswith("it has no error=, reason= or explanation= item")

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import dsa, ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from test_cert_chains import _sha1
 
-from generator.bundle.certchain import (
+from generator.bundle.sign.certchain import (
     chain_problem,
     hash_weakness,
     in_order,

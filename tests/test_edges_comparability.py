@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from generator.audit.inputs.protocol import ExperimentSpec
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import comparability
+from generator.audit.load.inputs.protocol import ExperimentSpec
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.evidence import comparability
 
 ROOT = Path(__file__).resolve().parents[1]
 _EXAMPLE = json.loads((ROOT / "inputs" / "example" / "protocol.json").read_text(encoding="utf-8"))["experiments"][0]

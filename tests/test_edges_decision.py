@@ -15,14 +15,14 @@ from conftest import EXAMPLE, set_cell
 from test_edges_gate import config
 
 from generator.audit.check import check_campaign
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import decision
-from generator.audit.recompute.acceptance import Acceptance
-from generator.audit.recompute.model import Configuration, Package, Window
-from generator.audit.recompute.subgroups import SubgroupSummary
-from generator.audit.recompute.tally import Tally
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.decision import decision
+from generator.audit.recompute.decision.model import Configuration, Package, Window
+from generator.audit.recompute.decision.tally import Tally
+from generator.audit.recompute.quality.acceptance import Acceptance
+from generator.audit.recompute.quality.subgroups import SubgroupSummary
 from generator.core.jsonvalue import JsonScalar
 
 

@@ -11,11 +11,11 @@ import pytest
 from conftest import REPO
 from test_edges_runs import stamp
 
-from generator.audit.findings import Finding
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import runtimes
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.times import runtimes
 
 EXAMPLE = REPO / "inputs" / "example"
 GRID = "resultats-bruts.csv"

@@ -10,9 +10,10 @@ import pytest
 from conftest import EXAMPLE
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding, FindingRef, Severity, make_finding
-from generator.audit.recompute import gate, timing
-from generator.audit.recompute.model import Configuration, Timing
+from generator.audit.load.findings import Finding, FindingRef, Severity, make_finding
+from generator.audit.recompute.decision import gate
+from generator.audit.recompute.decision.model import Configuration, Timing
+from generator.audit.recompute.times import timing
 
 
 @cache

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from generator.invoice.document import InvoiceLine
 from generator.invoice.identify import (
     BY_ARTICLE,
     BY_SLUG,
@@ -18,7 +19,6 @@ from generator.invoice.identify import (
     named_days,
     unidentified_reason,
 )
-from generator.invoice.read import InvoiceLine
 
 RTX = Known("rtx-4090", 7, "GeForce RTX 4090", ("IGPU-4090-7D",))
 B200 = Known("b200", 7, None, ("IGPU-B200-7D",))

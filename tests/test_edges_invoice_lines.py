@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from generator.invoice.committed import Committed
+from generator.invoice.document import Invoice, InvoiceLine, InvoiceTax, OtherFormat
 from generator.invoice.identify import Identity
-from generator.invoice.money import InvoiceFinding, InvoiceTax
-from generator.invoice.read import Invoice, InvoiceLine, OtherFormat
+from generator.invoice.money import InvoiceFinding
 from generator.invoice.reconcile import REGISTER, BilledLine, match_lines, reconcile
 
 D = Decimal

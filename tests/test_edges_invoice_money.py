@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from lxml import etree
 
+from generator.invoice.document import Invoice, InvoiceLine, InvoiceTax
 from generator.invoice.money import (
     InvoiceFinding,
-    InvoiceTax,
     decimal_of,
     due_findings,
     given,
@@ -19,7 +19,6 @@ from generator.invoice.money import (
     net_findings,
     tax_findings,
 )
-from generator.invoice.read import Invoice, InvoiceLine
 
 D = Decimal
 # An amount has at most 24 digits (generator.invoice.money.MAX_DIGITS): written out here, so that the tests pin it.

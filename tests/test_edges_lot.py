@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.recompute import lotdevices
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.recompute.evidence import lotdevices
 
 DEVICES = ("gpu-slot-0", "gpu-slot-1")  # alike in their first 8 characters
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import ExperimentSpec, Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import measured_config
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.evidence import measured_config
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "inputs" / "example"

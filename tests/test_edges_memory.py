@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from generator.audit.findings import Finding
-from generator.audit.inputs.measurement import MeasurementDoc, Phase
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import memory
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.measurement import MeasurementDoc, Phase
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.evidence import memory
 
 SET_UP = ("model_load", "inputs", "cold_forward", "warmup")
 

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from generator.audit.findings import Finding
-from generator.audit.inputs.protocol import ExperimentSpec
-from generator.audit.inputs.rows import GridRow, TariffRow
-from generator.audit.recompute import cost, package
-from generator.audit.recompute.model import Window
-from generator.audit.recompute.spend import PackagePeriod, SharedRental
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.protocol import ExperimentSpec
+from generator.audit.load.inputs.rows import GridRow, TariffRow
+from generator.audit.recompute.decision.model import Window
+from generator.audit.recompute.money import cost, package
+from generator.audit.recompute.money.spend import PackagePeriod, SharedRental
+from generator.core import instants
 from generator.core.errors import LocalTimeError, QuoteError
 from generator.core.jsonvalue import JsonScalar
 from generator.core.money import usd_amount, usd_decimal
@@ -129,7 +130,7 @@ def test_the_first_of_two_rows_for_one_key_wins() -> None:
 ])
 def test_a_skipped_or_repeated_time_names_its_offsets_exactly(text: str, tz: str, kind: str,
                                                              offsets: tuple[str, str]) -> None:
-    issue = cost.local_time_issue(text, tz)
+    issue = instants.local_time_issue(text, tz)
     assert issue is not None and (issue.kind, issue.utc_offsets) == (kind, offsets)
 
 
@@ -351,7 +352,7 @@ def test_a_price_of_zero_totals_zero() -> None:
 
 
 @pytest.mark.parametrize("record", [
-    TARIFF, cost.LocalTimeIssue("ambiguous", ("+02:00", "+01:00"), "x"),
+    TARIFF, instants.LocalTimeIssue("ambiguous", ("+02:00", "+01:00"), "x"),
     PackagePeriod(7, 1, 1, "published", "catalogue", "2026-09-24", "2026-09-24"), SharedRental("r", ("e",))],
     ids=lambda r: type(r).__name__)
 def test_a_price_record_is_a_value_nobody_changes_afterwards(record: object) -> None:

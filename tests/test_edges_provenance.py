@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import ExperimentSpec, Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import provenance, rentaldevice
-from generator.audit.recompute.cost import Tariff
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.evidence import provenance, rentaldevice
+from generator.audit.recompute.money.cost import Tariff
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "inputs" / "example"

@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.audit.inputs.protocol import Expense, ExperimentSpec, Protocol, Resume
-from generator.audit.inputs.rows import GridRow
-from generator.audit.inputs.work import FurtherCorpus, Subgroup
-from generator.audit.recompute import answer, model, resumes, runcells, tally
-from generator.audit.recompute.acceptance import Acceptance
-from generator.audit.recompute.decisionfile import read_decision
-from generator.audit.recompute.jsonrecord import from_json_value
-from generator.audit.recompute.spend import SharedRental
+from generator.audit.load.inputs.protocol import Expense, ExperimentSpec, Protocol, Resume
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.load.inputs.work import FurtherCorpus, Subgroup
+from generator.audit.recompute.decision import answer, model, runcells, tally
+from generator.audit.recompute.decision.decisionfile import read_decision
+from generator.audit.recompute.evidence import resumes
+from generator.audit.recompute.money.spend import SharedRental
+from generator.audit.recompute.quality.acceptance import Acceptance
+from generator.core.jsonrecord import from_json_value
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import ExperimentSpec, Resume
-from generator.audit.inputs.rows import GridRow
-from generator.audit.readers.grid import row_outcome
-from generator.audit.recompute import resumes
-from generator.audit.recompute.resumes import ResumePlan
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import ExperimentSpec, Resume
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.load.readers.grid import row_outcome
+from generator.audit.recompute.evidence import resumes
+from generator.audit.recompute.evidence.resumes import ResumePlan
 
 EXAMPLE = json.loads((Path(__file__).resolve().parents[1] / "inputs" / "example" / "protocol.json")
                      .read_text(encoding="utf-8"))

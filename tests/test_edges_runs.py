@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from generator.audit.findings import Finding
-from generator.audit.inputs.measurement import MeasurementDoc, Phase
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.recompute import runorder, runphases, runtimes
-from generator.audit.recompute.runphases import Dated
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.measurement import MeasurementDoc, Phase
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.recompute.times import runorder, runphases, runtimes
+from generator.audit.recompute.times.runphases import Dated
 
 EXAMPLE = REPO / "inputs" / "example"
 T0 = datetime(2026, 10, 6, 8, 0, tzinfo=UTC)

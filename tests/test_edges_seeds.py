@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 from edges_records import EXAMPLE, accepted, config, grid_row, run
 
-from generator.audit.inputs.protocol import ExperimentSpec, Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import attempts, corpora, seeds
-from generator.audit.recompute.resumes import ResumePlan
-from generator.audit.recompute.runcells import CorpusRuns, SeedRuns
+from generator.audit.load.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.decision.runcells import CorpusRuns, SeedRuns
+from generator.audit.recompute.evidence import attempts
+from generator.audit.recompute.evidence.resumes import ResumePlan
+from generator.audit.recompute.quality import corpora, seeds
 
 GRID = "grid.csv"
 FIRST, SECOND = EXAMPLE["corpus"]["revision"], "second@r1"

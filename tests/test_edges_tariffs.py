@@ -8,9 +8,9 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
-from generator.audit.findings import FOLLOWS_FROM
-from generator.audit.inputs.rows import TariffRow
-from generator.audit.labmanifest import (
+from generator.audit.load.findings import FOLLOWS_FROM
+from generator.audit.load.inputs.rows import TariffRow
+from generator.audit.load.labmanifest import (
     Json,
     ManifestEntry,
     ManifestItem,
@@ -20,7 +20,7 @@ from generator.audit.labmanifest import (
     list_items,
     read_manifest,
 )
-from generator.audit.tariffrules import (
+from generator.audit.validate.tariffrules import (
     LAB_MANIFEST,
     ManifestProof,
     Price,

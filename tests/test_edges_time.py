@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.recompute import coldphases, instants, timing
-from generator.audit.recompute.runcells import PhaseTiming
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.recompute.decision.runcells import PhaseTiming
+from generator.audit.recompute.times import coldphases, timing
+from generator.core import instants
 from generator.core.errors import LocalTimeError
 
 BASE = json.loads((REPO / "inputs" / "example" / "measurements" / "rtx4090-batch-b1.json").read_text("utf-8"))

@@ -18,12 +18,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
-from generator.bundle import verify
 from generator.bundle.bundlelayout import BAG_INFO_FILE, BAG_INFO_LABELS, DECISION_PATH, PDF_PATH
-from generator.bundle.manifestdoc import ManifestDoc
-from generator.bundle.notetrust import decision_id
-from generator.bundle.signing import cert_fingerprint
+from generator.bundle.pdf.notetrust import decision_id
+from generator.bundle.sign.signing import cert_fingerprint
 from generator.bundle.verdict import Problem, Report, Trust
+from generator.bundle.verify import verify
+from generator.bundle.verify.manifestdoc import ManifestDoc
 from generator.core.errors import UsageError
 from generator.core.limits import Limits
 

@@ -10,16 +10,18 @@ import pyarrow as pa
 import pytest
 from edges_records import EXAMPLE, config, recomputed, run
 
-from generator.audit.findings import Finding, Severity
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.inputs.work import Quality
-from generator.audit.readers.labelfile import LabelFile
-from generator.audit.recompute import reproduction, samework, subgroups
-from generator.audit.recompute.model import Run
-from generator.audit.recompute.runcells import ResumeBalance
-from generator.audit.recompute.subgroups import SubgroupRun
+from generator.audit.load.findings import Finding, Severity
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.load.inputs.work import Quality
+from generator.audit.load.readers.labelfile import LabelFile
+from generator.audit.recompute.decision.model import Run
+from generator.audit.recompute.decision.runcells import ResumeBalance
+from generator.audit.recompute.evidence import samework
+from generator.audit.recompute.quality import reproduction, subgroups
+from generator.audit.recompute.quality.subgroups import SubgroupRun
+from generator.audit.validate import registered
 
 GRID = "grid.csv"
 A = "a" * 63 + "0"
@@ -118,9 +120,9 @@ def test_a_bound_applies_only_to_the_bounded_target() -> None:
 
 
 def test_a_target_not_registered_is_said_so() -> None:
-    assert [f.code for f in reproduction.registration_findings(_quality(), "p.json")] == []
+    assert [f.code for f in registered.registration_findings(_quality(), "p.json")] == []
     q = Quality.of({k: v for k, v in EXAMPLE["quality"].items() if k != "reproduction"})
-    assert [(f.code, f.severity) for f in reproduction.registration_findings(q, "p.json")] == [
+    assert [(f.code, f.severity) for f in registered.registration_findings(q, "p.json")] == [
         ("reproduction-not-registered", Severity.WARNING)]
 
 

@@ -13,7 +13,7 @@ import pytest
 from zip_forgery import RawEntry, write_zip
 
 from generator.bundle.bundlelayout import MAX_DEPTH
-from generator.bundle.zipform import ZipLimitError, check_layout
+from generator.bundle.zip.zipform import ZipLimitError, check_layout
 from generator.core.limits import Limits
 
 STORED, DEFLATED = 0, 8

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, REPO, CliResult
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 
 RunCli = Callable[..., CliResult]
 

@@ -12,8 +12,8 @@ import jsonschema
 from conftest import GRID, REPO, read_grid, set_cell, write_grid
 
 from generator.audit.check import check_campaign
-from generator.core.resources import schemas_dir
-from generator.render.note import render_html
+from generator.core.system.resources import schemas_dir
+from generator.render.page.note import render_html
 
 H200 = REPO / "inputs" / "h200-campaign"
 

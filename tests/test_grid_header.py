@@ -11,10 +11,10 @@ from typing import Any
 from conftest import EXAMPLE, GRID, read_grid, write_grid
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding, FindingRef, sort_key
-from generator.audit.readers.csvheader import read_header
+from generator.audit.load.findings import Finding, FindingRef, sort_key
+from generator.audit.load.readers.csvheader import read_header
 from generator.audit.report import format_findings
-from generator.core.resources import load_schema
+from generator.core.system.resources import load_schema
 
 COLUMNS: list[str] = load_schema("raw-results-row")["x-csv-columns"]
 DECIDED = ("campaign", "rule", "window", "experiments", "configurations", "decision")
@@ -171,7 +171,7 @@ def test_the_note_names_the_follow_ons_under_their_cause(campaign: Path) -> None
     import html
     import re
 
-    from generator.render.note import render_html
+    from generator.render.page.note import render_html
 
     _semicolons(campaign)
     decision = check_campaign(campaign).decision
@@ -191,9 +191,9 @@ def test_the_note_names_the_follow_ons_under_their_cause(campaign: Path) -> None
 
 
 def test_a_syntax_error_is_the_cause_of_the_rows_it_left_unread_only() -> None:
-    from generator.audit import followons
-    from generator.audit.findings import Severity, make_finding
-    from generator.audit.readers.csvtable import Table
+    from generator.audit.load.findings import Severity, make_finding
+    from generator.audit.load.readers.csvtable import Table
+    from generator.audit.validate import followons
 
     syntax = make_finding("csv-syntax", Severity.ERROR, GRID, "CSV syntax error", line=9)
     grid = Table(file=GRID, header=COLUMNS, rows=[{}], lines=[2], findings=[syntax])

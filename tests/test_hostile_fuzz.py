@@ -18,9 +18,9 @@ from fuzz import harness, mutators
 from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
 
-from generator.audit.findings import Finding, Severity
-from generator.audit.readers.csvtable import parse_table
-from generator.audit.readers.jsondoc import parse_document
+from generator.audit.load.findings import Finding, Severity
+from generator.audit.load.readers.csvtable import parse_table
+from generator.audit.load.readers.jsondoc import parse_document
 
 CI = settings(deadline=None, derandomize=True, database=None, print_blob=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
@@ -85,7 +85,7 @@ def test_json_loader_returns_findings_for_any_text(text: str, schema: str) -> No
 @given(rng=st.randoms(use_true_random=False))
 def test_label_files_return_problems_for_any_content(rng: random.Random,
                                                      tmp_path_factory: pytest.TempPathFactory) -> None:
-    from generator.audit.readers.predictions import read_labels
+    from generator.audit.load.readers.predictions import read_labels
 
     path = tmp_path_factory.mktemp("labels") / "warm-1.csv"
     path.write_bytes((EXAMPLE / "predictions/b200-batch/b1/warm-1.csv").read_bytes())

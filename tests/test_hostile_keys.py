@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 
 PASSPHRASE = "correct horse battery staple 7f3a"
 

@@ -13,9 +13,9 @@ import pytest
 from conftest import GRID, read_grid, set_cell, write_grid
 from fuzz import harness
 
-from generator.audit.readers.csvtable import read_bytes, read_table
-from generator.audit.readers.jsondoc import parse_document
-from generator.bundle.verify import verify_bundle
+from generator.audit.load.readers.csvtable import read_bytes, read_table
+from generator.audit.load.readers.jsondoc import parse_document
+from generator.bundle.verify.verify import verify_bundle
 from generator.core import limits as limits_mod
 from generator.core.errors import LimitExceededError
 from generator.core.limits import DEFAULT, GiB, Limits, applied, current

@@ -18,7 +18,7 @@ from conftest import GRID, REPO, set_cell
 from fuzz import harness
 from fuzz.mutators import SECRET, plant_outside
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def test_two_builds_racing_for_one_target_one_wins_the_other_refuses(built: Buil
 
 def test_a_build_target_that_appears_during_the_build_is_not_replaced(built: Built, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.bundle import build as bundle_mod
+    from generator.bundle.build import build as bundle_mod
 
     out = tmp_path / "bundle"
     real = bundle_mod._write_tag_files
@@ -254,11 +254,11 @@ def test_the_tool_writes_csv_in_one_module_only() -> None:
     """A tripwire: any new CSV writer must neutralise formulas too (the bundle's inputs are byte copies)."""
     writers = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "generator").rglob("*.py")
                      if re.search(r"csv\.(writer|DictWriter)\(", p.read_text(encoding="utf-8")))
-    assert writers in ([], ["generator/gpu/campaign_rows.py"])  # campaign run's write_csv, which neutralises
+    assert writers in ([], ["generator/gpu/campaign/campaign_rows.py"])  # campaign run's write_csv, which neutralises
 
 
 def test_campaign_run_neutralises_formulas_in_text_cells(tmp_path: Path) -> None:
-    campaign_run = pytest.importorskip("generator.gpu.campaign_run")
+    campaign_run = pytest.importorskip("generator.gpu.campaign.campaign_run")
     if not hasattr(campaign_run, "write_csv"):
         pytest.skip("campaign_run has no write_csv")
     path = tmp_path / "grid.csv"
@@ -284,7 +284,7 @@ def _ec_key_pem() -> bytes:
 @pytest.mark.parametrize("offset", [0, 900, 985, 990, 1000, 1010, 2500, "end-line-split"])
 def test_the_bundle_copier_finds_a_key_wherever_the_blocks_split_it(tmp_path: Path, offset: int | str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.bundle import copying
+    from generator.bundle.build import copying
     from generator.core.errors import SecretInInputError
 
     monkeypatch.setattr(copying, "BLOCK", 1000)  # the key (about 240 bytes) straddles a block boundary or not
@@ -300,7 +300,7 @@ def test_the_bundle_copier_finds_a_key_wherever_the_blocks_split_it(tmp_path: Pa
 def test_a_key_is_found_in_any_text_whatever_bytes_surround_it() -> None:
     """The key search first looks for one byte of the mark ("V", at memchr speed): a key whose base64 body and
     surroundings hold no other letter of the mark is still found, and the words alone are not a key."""
-    from generator.core.pemkeys import holds_private_key
+    from generator.core.system.pemkeys import holds_private_key
 
     pem = b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
     for around in (b"", b"id,label\ndoc-1,admin\n" * 1000):
@@ -314,7 +314,7 @@ def test_the_bundle_copier_hashes_the_copy_and_lets_key_words_alone(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from generator.bundle import copying
+    from generator.bundle.build import copying
 
     monkeypatch.setattr(copying, "BLOCK", 1000)
     data = (b"id,label\n" + b"doc-1,the words PRIVATE KEY----- alone are no key\n" * 100)
@@ -330,7 +330,7 @@ def test_the_checks_copies_are_made_once_per_name_and_refuse_a_pipe_without_wait
     grid rows name is copied once, and a pipe swapped in for a file is refused, never waited on."""
     import os
 
-    from generator.bundle.copying import InputCopies
+    from generator.bundle.build.copying import InputCopies
     from generator.core.errors import UnreadableInputError
 
     copies = InputCopies(tmp_path / "inputs")
@@ -345,7 +345,7 @@ def test_the_checks_copies_are_made_once_per_name_and_refuse_a_pipe_without_wait
 
 
 def test_the_copy_worker_process_reports_a_key_that_appeared_after_validation(tmp_path: Path) -> None:
-    from generator.bundle.copying import Copier
+    from generator.bundle.build.copying import Copier
     from generator.core.errors import SecretInInputError
 
     (tmp_path / "ok.csv").write_bytes(b"id,label\nd1,a\n")

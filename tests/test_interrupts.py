@@ -121,8 +121,8 @@ def test_an_interrupt_that_python_wraps_into_another_error_is_still_an_interrupt
     assert (r.returncode, r.stderr) == (130, INTERRUPTED)
 
 
-@pytest.mark.parametrize("module", ["generator.render.charts", "generator.bundle.copying",
-                                    "generator.render.noteworker"])
+@pytest.mark.parametrize("module", ["generator.render.page.charts", "generator.bundle.build.copying",
+                                    "generator.render.page.noteworker"])
 def test_a_worker_whose_parent_stopped_before_asking_ends_without_a_word(module: str) -> None:
     # a Ctrl-C in the parent closes the worker's stdin unasked: it printed a TypeError traceback on the terminal
     r = subprocess.run([sys.executable, "-m", module], cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True,
@@ -134,7 +134,7 @@ def test_a_worker_whose_parent_stopped_listening_ends_without_a_word(tmp_path: P
     import json
 
     decision = json.dumps({"durations": [], "memory": []})  # nothing to draw: the answers come at once
-    proc = subprocess.Popen([sys.executable, "-m", "generator.render.charts"], cwd=REPO, stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "generator.render.page.charts"], cwd=REPO, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdin is not None
     proc.stdout.close()  # the parent is gone before the first answer

@@ -13,7 +13,7 @@ import pikepdf
 import pytest
 from invoices import Invoice, example_lines, facturx_pdf, visible_pdf
 
-from generator.bundle import signing
+from generator.bundle.sign import signing
 
 # what is made of a verified bundle and an invoice read is what these tests are about, not the readers' limits
 pytestmark = pytest.mark.usefixtures("note_parsed_here", "invoice_read_here")

@@ -106,8 +106,8 @@ def test_invoice_attach_never_prints_none(case: str, run_cli, example_bundle: Pa
 
 def test_a_value_the_invoice_does_not_give_reads_not_given() -> None:
     from generator.cli.invoice import _due_line, _findings
+    from generator.invoice.document import Invoice as Read
     from generator.invoice.money import InvoiceFinding
-    from generator.invoice.read import Invoice as Read
 
     (row,) = _findings([InvoiceFinding("due-missing", None, "DuePayableAmount", None, None, "m", "recomputed")])
     assert row == "invoice: due-missing: m [billed not given; recomputed not given]"

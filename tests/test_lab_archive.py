@@ -18,9 +18,9 @@ from conftest import REPO, CliResult
 from seed_rules_prices import LAB_HEADER, SPOT, lab_manifest_items, lab_tariff_rows
 
 from generator.audit.check import check_campaign
-from generator.audit.labarchive import manifest_structure_findings, tariffs_structure_findings
-from generator.audit.labmanifest import list_items
-from generator.render.note import render_html
+from generator.audit.load.labmanifest import list_items
+from generator.audit.validate.labarchive import manifest_structure_findings, tariffs_structure_findings
+from generator.render.page.note import render_html
 
 H200 = REPO / "inputs" / "h200-campaign"
 MANIFEST = "MANIFEST.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.audit.labmanifest import Json, ManifestEntry, read_manifest
+from generator.audit.load.labmanifest import Json, ManifestEntry, read_manifest
 
 HEX = "ab" * 32
 OTHER = "cd" * 32

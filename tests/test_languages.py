@@ -18,8 +18,8 @@ from conftest import EXAMPLE, NOTE_LANGUAGES
 from note_look import pdf_pages
 from pypdf import PdfReader
 
-from generator.render import i18n
-from generator.render.i18n import Formats
+from generator.render.view import i18n
+from generator.render.view.i18n import Formats
 
 LANGS = NOTE_LANGUAGES
 NOTE = Path("data") / "decision-note.pdf"
@@ -249,7 +249,7 @@ def test_the_reading_order_follows_the_note(bundles: dict[str, Path], lang: str)
 
 
 def test_a_cut_text_says_so_in_the_note_language() -> None:
-    from generator.render.filters import finalize_in
+    from generator.render.view.filters import finalize_in
 
     german = finalize_in(i18n.translations("de").gettext, Formats("de").count)
     assert str(german("y" * 5000)).endswith("[gekürzt: 5.000 Zeichen; der ganze Text steht in decision.json]")
@@ -258,8 +258,8 @@ def test_a_cut_text_says_so_in_the_note_language() -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_signed_note_never_hands_its_own_fingerprint_to_verify(lang: str, bundles: dict[str, Path]) -> None:
     """A forged note would hand over its forger's fingerprint: the command asks for the signer's own."""
-    from generator.render.finance import Signature
-    from generator.render.note import render_html
+    from generator.render.page.note import render_html
+    from generator.render.view.finance import Signature
 
     decision = json.loads((bundles["en"] / "data" / "decision.json").read_text(encoding="utf-8"))
     fingerprint = "ab" * 32
@@ -341,7 +341,7 @@ def test_the_break_finder_finds_a_word_cut_without_a_hyphen(tmp_path: Path) -> N
 def test_chinese_sentences_end_and_list_with_chinese_punctuation(example_decision: Path) -> None:
     """The marks the template puts between translated pieces are full-width in Chinese: no "（作为失败保留）." or
     "5 次计时运行成功, 0 次失败" (issue 37, item 2); the other languages keep theirs."""
-    from generator.render.note import render_html
+    from generator.render.page.note import render_html
 
     decision = json.loads(example_decision.read_text(encoding="utf-8"))
     text = {lang: " ".join(html.unescape(re.sub(r"<[^>]+>", " ", render_html(decision, language=lang)

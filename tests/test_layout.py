@@ -105,11 +105,12 @@ def test_every_import_follows_the_table_of_directions() -> None:
 
 def test_the_import_guard_finds_planted_arrows() -> None:
     table = _allowed_imports()
-    planted = ("from generator.bundle.verify import verify_bundle\n"
-               "def f():\n    from generator.audit import validate\n")
+    planted = ("from generator.bundle.verify.verify import verify_bundle\n"
+               "def f():\n    from generator.audit.validate import validate\n")
     found = _forbidden_arrows("render", planted, table)
-    assert "render -> generator.audit.validate (never)" in found and "render -> generator.bundle.verify" in found
-    assert _forbidden_arrows("core", "import generator.audit.findings\n", table) != []
+    assert "render -> generator.audit.validate.validate (never)" in found
+    assert "render -> generator.bundle.verify.verify" in found
+    assert _forbidden_arrows("core", "import generator.audit.load.findings\n", table) != []
     assert _forbidden_arrows("cli", planted, table) == []
 
 

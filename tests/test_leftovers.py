@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import EXAMPLE, REPO
 
-from generator.bundle.leftovers import find_leftovers, lock_path
+from generator.bundle.build.leftovers import find_leftovers, lock_path
 
 
 def _killed_build(parent: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, GRID, REPO, read_grid, write_grid
 
-from generator.render import filters, gridnotes, view
+from generator.render.view import filters, gridnotes, view
 
 NOTE_LENGTH = 9000
 EXTRA_ROWS = 100

@@ -15,8 +15,9 @@ from test_campaign_run import errors, tiny  # noqa: F401 - the tiny model, corpu
 
 torch = pytest.importorskip("torch")
 
-from generator.gpu import campaign_run, lot  # noqa: E402
-from generator.gpu.campaign_inputs import Settings, load_model, read_corpus  # noqa: E402
+from generator.gpu.campaign import campaign_run, lot  # noqa: E402
+from generator.gpu.campaign.campaign_inputs import Settings, read_corpus  # noqa: E402
+from generator.gpu.models.loading import load_model  # noqa: E402
 
 
 @pytest.mark.parametrize(("count", "world", "sizes"), [(24, 2, [12, 12]), (25, 2, [13, 12]), (1, 2, [1, 0]),
@@ -99,8 +100,8 @@ def _two_gpu_doc() -> dict[str, Any]:
 
 
 def _codes(doc: dict[str, Any]) -> list[str]:
-    from generator.audit.inputs.measurement import MeasurementDoc
-    from generator.audit.recompute.lotdevices import check_devices
+    from generator.audit.load.inputs.measurement import MeasurementDoc
+    from generator.audit.recompute.evidence.lotdevices import check_devices
 
     return sorted(f.code for f in check_devices(MeasurementDoc.of(doc), "m.json"))
 
@@ -136,8 +137,8 @@ def test_each_gpu_share_is_checked(path: str, value: Any, code: str) -> None:
 
 
 def test_the_note_data_says_whether_each_gpu_worked() -> None:
-    from generator.audit.inputs.measurement import MeasurementDoc
-    from generator.audit.recompute.lotdevices import device_uses
+    from generator.audit.load.inputs.measurement import MeasurementDoc
+    from generator.audit.recompute.evidence.lotdevices import device_uses
 
     uses = device_uses(MeasurementDoc.of(_two_gpu_doc()))
     assert uses is not None
@@ -151,7 +152,7 @@ def test_the_note_shows_each_gpu_of_the_lot_and_whether_it_worked(example_decisi
     import html
     import re
 
-    from generator.render.note import render_html
+    from generator.render.page.note import render_html
 
     decision = json.loads(example_decision.read_text(encoding="utf-8"))
     config = next(c for c in decision["configurations"] if c["id"] == "b200-batch/b8")
@@ -197,8 +198,8 @@ def test_a_share_that_fails_midway_keeps_what_it_completed_and_its_error() -> No
 
 
 def test_a_missing_share_is_named_as_the_file_writes_the_devices() -> None:
-    from generator.audit.inputs.measurement import MeasurementDoc
-    from generator.audit.recompute.lotdevices import check_devices
+    from generator.audit.load.inputs.measurement import MeasurementDoc
+    from generator.audit.recompute.evidence.lotdevices import check_devices
 
     (finding,) = check_devices(MeasurementDoc.of(_changed("phases/0/devices/1", None)), "m.json")
     assert finding.message == "warm_forward lists shares for cuda:0 where the run used cuda:0, cuda:1"

@@ -18,7 +18,7 @@ import pytest
 from generator import __version__
 from generator.cli.main import main
 from generator.core.errors import OutputExistsError, UsageError
-from generator.gpu import environment, estimate, measure
+from generator.gpu.measure import environment, estimate, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "schemas" / "measurement.schema.json").read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ from conftest import GRID, read_grid, write_grid
 from seed_rules import RTX, edit_json, edit_protocol, index_of, line_of, meas, pred, set_rows
 
 from generator.audit.check import check_campaign
-from generator.audit.recompute.gate import UNMEASURED_REASON
+from generator.audit.recompute.decision.gate import UNMEASURED_REASON
 
 B1, B4, B8 = f"{RTX}/b1", f"{RTX}/b4", f"{RTX}/b8"
 

@@ -13,11 +13,11 @@ import pytest
 from sklearn import metrics as skm
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding, Severity
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.readers.predictions import read_ids, read_labels
-from generator.audit.recompute.acceptance import assess_run, assess_run_reference, prepare_truth
-from generator.audit.validate import validate_campaign
+from generator.audit.load.findings import Finding, Severity
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.readers.predictions import read_ids, read_labels
+from generator.audit.recompute.quality.acceptance import assess_run, assess_run_reference, prepare_truth
+from generator.audit.validate.validate import validate_campaign
 from generator.core.metrics import METRICS
 
 
@@ -176,8 +176,8 @@ NAMES = {"en": "Matthews correlation", "de": "Matthews-Korrelation", "fr": "corr
 
 @pytest.mark.parametrize("lang", sorted(NAMES))
 def test_the_note_names_the_metric_as_a_reader_says_it(example_decision: Path, lang: str) -> None:
-    from generator.render.i18n import metric_names, translations
-    from generator.render.note import render_html
+    from generator.render.page.note import render_html
+    from generator.render.view.i18n import metric_names, translations
 
     decision = json.loads(example_decision.read_text(encoding="utf-8"))
     decision["rule"]["metric"] = "matthews_corrcoef"
@@ -195,8 +195,8 @@ def test_the_note_names_the_metric_as_a_reader_says_it(example_decision: Path, l
 def test_campaign_run_writes_the_registered_metric_as_check_recomputes_it(metric: str) -> None:
     from types import SimpleNamespace
 
-    from generator.gpu import campaign_rows
-    from generator.gpu.campaign_inputs import Subgroup
+    from generator.gpu.campaign import campaign_rows
+    from generator.gpu.campaign.campaign_inputs import Subgroup
 
     ids = [f"t{i}" for i in range(6)]
     truth = ["a", "a", "b", "b", "c", "a"]

@@ -13,7 +13,7 @@ import pytest
 from sklearn import metrics as skm
 
 from generator.core.metrics import HIGHER, METRICS, compute_metric, metric_from_codes
-from generator.core.resources import load_schema
+from generator.core.system.resources import load_schema
 
 CLASSES = tuple(f"c{i}" for i in range(9))
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Severity
-from generator.gpu import hfmodel
-from generator.render.note import render_html
+from generator.audit.load.findings import Severity
+from generator.gpu.models import hfmodel
+from generator.render.page.note import render_html
 
 REPO = Path(__file__).resolve().parents[1]
 CAMPAIGN = REPO / "inputs" / "minilm-campaign"

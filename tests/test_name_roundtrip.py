@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import BAGIT
 
-from generator.audit import names
+from generator.audit.load import names
 
 # what a bundle holds is what these tests are about, not the note parser's limits (tests/test_attacks_*.py)
 pytestmark = pytest.mark.usefixtures("note_parsed_here")

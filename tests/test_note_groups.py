@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import FollowOns, Severity, make_finding
-from generator.render import gridnotes, view
-from generator.render.findinglist import alike
-from generator.render.note import render_html
+from generator.audit.load.findings import FollowOns, Severity, make_finding
+from generator.render.page.note import render_html
+from generator.render.view import gridnotes, view
+from generator.render.view.findinglist import alike
 
 REPO = Path(__file__).resolve().parents[1]
 MINILM = REPO / "inputs" / "minilm-campaign"

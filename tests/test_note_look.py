@@ -14,7 +14,7 @@ import pytest
 from conftest import EXAMPLE, NOTE_LANGUAGES
 
 from generator.cli.main import main
-from generator.render import i18n
+from generator.render.view import i18n
 
 REPO = Path(__file__).resolve().parents[1]
 MINILM = REPO / "inputs" / "minilm-campaign"
@@ -114,7 +114,7 @@ def _planted(seen: Look, number: int, text: str) -> list[look.Page]:
 
 def test_a_planted_repr_is_found(looks: dict[str, Look]) -> None:
     seen = looks["example-en"]
-    for repr_ in ("<generator.audit.findings.Finding object at 0x7f3a2c>", "{'gpu': 'b200'}", "['b4', 'b8']"):
+    for repr_ in ("<generator.audit.load.findings.Finding object at 0x7f3a2c>", "{'gpu': 'b200'}", "['b4', 'b8']"):
         found = look.find_reprs(_planted(seen, 2, f"the value is {repr_}"))
         assert [p.page for p in found] and {p.page for p in found} == {2}, repr_
 

@@ -16,11 +16,11 @@ import jinja2
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.audit.recompute.decisionfile import read_decision
-from generator.render import finance
-from generator.render.filters import DASH, degradation
-from generator.render.note import TEMPLATE, environment
-from generator.render.view import ReadDecision, build_view
+from generator.audit.recompute.decision.decisionfile import read_decision
+from generator.render.page.note import TEMPLATE, environment
+from generator.render.view import finance
+from generator.render.view.filters import DASH, degradation
+from generator.render.view.view import ReadDecision, build_view
 
 REPO = Path(__file__).resolve().parents[1]
 APPENDIX = {"en": "Technical appendix", "de": "Technischer Anhang", "fr": "Annexe technique", "zh": "技术附录"}
@@ -42,7 +42,7 @@ def _template(language: str) -> jinja2.Template:
 
 
 def render_html(decision: dict[str, Any], language: str) -> str:
-    """The HTML note as generator.render.note.render_html makes it, without its charts (drawing them is what
+    """The HTML note as generator.render.page.note.render_html makes it, without its charts (drawing them is what
     costs; these tests read the words), the template compiled once per language."""
     view = build_view(ReadDecision.of(decision), language=language)
     return _template(language).render(**view.context(), durations_chart=None, memory_chart=None)

@@ -16,15 +16,15 @@ import pytest
 from conftest import EXAMPLE, set_cell
 
 from generator.cli.evidence import campaign_evidence
-from generator.render import noteworker
-from generator.render.finance import Signature
-from generator.render.note import HTML_NAME, PDF_NAME, render_note
-from generator.render.noteworker import NoteWorker, rendered_files
+from generator.render.page import noteworker
+from generator.render.page.note import HTML_NAME, PDF_NAME, render_note
+from generator.render.page.noteworker import NoteWorker, rendered_files
+from generator.render.view.finance import Signature
 
 pytestmark = pytest.mark.note_worker  # the worker itself is what these tests are about
 
 UNSIGNED = Signature("unsigned")
-# Stand-ins for `python -m generator.render.noteworker`, put on PYTHONPATH by the tests.
+# Stand-ins for `python -m generator.render.page.noteworker`, put on PYTHONPATH by the tests.
 WORKERS = {
     "note_dies": "sys.stdin.read()\nsys.exit(3)\n",
     "note_error": "sys.stdin.read()\nprint(json.dumps({'error': 'planted'}))\n",
@@ -170,7 +170,7 @@ def test_a_build_refused_for_its_key_stops_the_workers_it_started_first(tmp_path
     """`gpu-audit build` starts the note worker and the copier before it loads the key (their imports overlap
     that set-up): a key that cannot be read is exit 2 with one line, and neither worker, nor the chart worker
     the note worker started, outlives the command."""
-    from generator.core import worker
+    from generator.core.system import worker
 
     started: list[int] = []
     popen = worker.subprocess.Popen

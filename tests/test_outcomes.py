@@ -16,11 +16,12 @@ from seed_rules import OK_NOTE, RTX, SETUPS, set_row
 from seed_rules_outcomes import m_registered_exclusion
 
 from generator.audit.check import check_campaign
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.readers.grid import row_outcome
-from generator.audit.recompute import model, timing
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.load.readers.grid import row_outcome
+from generator.audit.recompute.decision import model
+from generator.audit.recompute.times import timing
 from generator.core.jsonvalue import JsonValue
 
 # Imported by each test (as `importlib.import_module`) so that, before these modules existed, each test failed
@@ -28,7 +29,7 @@ from generator.core.jsonvalue import JsonValue
 
 
 def _module(name: str) -> Any:
-    return importlib.import_module(f"generator.audit.recompute.{name}")
+    return importlib.import_module(f"generator.audit.{name}")
 
 
 @pytest.mark.parametrize("notes", ["outcome=Failed", "run; outcome=crashed; completed=3", "outcome=", "x outcome=OOM"])
@@ -36,7 +37,7 @@ def test_unknown_outcome_is_not_a_completed_run(notes: str) -> None:
     # `[a-z]+` used to skip "Failed" (read as no outcome at all: a completed run) and take "crashed" as a status
     outcome = row_outcome(notes)
     assert outcome.status != "ok", outcome
-    attempts = _module("attempts")
+    attempts = _module("validate.registered")
     assert not outcome.known and not outcome.completed_run and not outcome.failed, outcome
     found = attempts.row_outcome_findings(outcome, None, 7, "grid.csv")
     assert [(f.code, f.line, f.field) for f in found] == [("unknown-outcome", 7, "notes")]
@@ -44,7 +45,7 @@ def test_unknown_outcome_is_not_a_completed_run(notes: str) -> None:
 
 def test_exclusion_reads_its_cause() -> None:
     outcome = row_outcome("killed; outcome=excluded; cause=provider-maintenance; completed=12")
-    attempts = _module("attempts")
+    attempts = _module("validate.registered")
     assert outcome.excluded and not outcome.failed and not outcome.completed_run
     assert (outcome.cause, outcome.completed) == ("provider-maintenance", 12)
     example = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))
@@ -60,7 +61,7 @@ def test_one_run_each_never_separates() -> None:
     # one run each: no spread, so the gap alone never "separates them" (timing.separation alone said it does)
     a, b = timing.phase_stats([96.4], 0), timing.phase_stats([40.0], 0)
     assert timing.separation(a, b).decides is True
-    attempts = _module("attempts")
+    attempts = _module("recompute.evidence.attempts")
     sep = attempts.separation(a, b)
     assert sep.decides is False and "no spread" in sep.reason and sep.gap == pytest.approx(56.4)
     five = timing.phase_stats([95.3, 96.4, 97.0, 98.8, 96.0], 0), timing.phase_stats([39.9, 40.0, 40.5, 42.1, 40.1], 0)
@@ -72,7 +73,7 @@ def test_one_run_each_never_separates() -> None:
     ("12.8", "12.8", "driver-is-runtime-version"), ("570.86.15", "12.8", None), ("580.159.04", None, None)])
 def test_driver_row(driver: str | None, runtime: str | None, code: str | None) -> None:
     row = GridRow.of({"driver_version": driver, "runtime_version": runtime})
-    found = _module("provenance").driver_row_findings(row, 4, "g.csv")
+    found = _module("recompute.evidence.provenance").driver_row_findings(row, 4, "g.csv")
     assert [f.code for f in found] == ([code] if code else [])
 
 
@@ -87,7 +88,8 @@ def test_measurement_driver_may_be_unrecorded_never_copied() -> None:
             "environment": {"python_version": "3.11", "device": "cuda:0", "gpu_available": True, **env},
             "configuration": {"device": "cuda:0", "batch": 1, "dtype": "float32", "warmup": 0, "repeats": 1},
             "phases": []})
-        return [f.code for f in _module("provenance").measurement_findings(protocol, {"m.json": doc})]
+        provenance = _module("recompute.evidence.provenance")
+        return [f.code for f in provenance.measurement_findings(protocol, {"m.json": doc})]
 
     assert codes({"driver_version": None, "runtime_version": "13.0"}) == []  # the Lab's script cannot see it
     assert codes({"driver_version": "", "runtime_version": "13.0"}) == ["driver-not-recorded"]
@@ -131,7 +133,7 @@ def test_decision_lists_the_exclusion_and_reads_back(tmp_path: Path) -> None:
     ("outcome=crashed", False),  # an unknown outcome is its own error (unknown-outcome), not an incident
 ])
 def test_an_incident_explains_itself_in_notes(notes: str | None, found: bool) -> None:
-    found_here = _module("attempts").incident_findings(row_outcome(notes), notes, 11, "resultats-bruts.csv")
+    found_here = _module("validate.registered").incident_findings(row_outcome(notes), notes, 11, "resultats-bruts.csv")
     assert [(f.code, f.severity.value, f.file, f.line, f.field, f.value) for f in found_here] == \
         ([("incident-unexplained", "warning", "resultats-bruts.csv", 11, "notes", notes)] if found else [])
 

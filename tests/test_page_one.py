@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.render import view
-from generator.render.finance import Signature
-from generator.render.note import render_html
+from generator.render.page.note import render_html
+from generator.render.view import view
+from generator.render.view.finance import Signature
 
 REPO = Path(__file__).resolve().parents[1]
 FINGERPRINT = "ab" * 32

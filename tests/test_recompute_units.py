@@ -9,9 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, f1_score
 
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import cost, memory, timing
-from generator.audit.recompute.model import CostPerResult, Separation
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.decision.model import CostPerResult, Separation
+from generator.audit.recompute.evidence import memory
+from generator.audit.recompute.money import cost
+from generator.audit.recompute.times import timing
 from generator.core.errors import LocalTimeError, QuoteError, UsageError
 from generator.core.metrics import compute_metric, quality_rule_holds
 
@@ -214,7 +216,7 @@ def test_id_comparison_matches_plain_set_arithmetic(data: st.DataObject) -> None
     import numpy as np
     import pyarrow as pa
 
-    from generator.audit import idsets
+    from generator.audit.load.readers import idsets
 
     expected, observed = data.draw(st.composite(_edited)())
     cmp = idsets.compare(pa.array(expected, pa.string()), pa.array(observed, pa.string()), True)
@@ -261,7 +263,7 @@ def test_ids_of_one_width_are_placed_by_sorting_exactly_as_by_hashing(data: st.D
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from generator.audit import idkeys, idsets
+    from generator.audit.load.readers import idkeys, idsets
 
     expected, observed = data.draw(st.composite(_one_width)())
     lead = data.draw(st.integers(min_value=0, max_value=2))  # arrays that start inside their buffers
@@ -276,7 +278,7 @@ def test_ids_of_one_width_are_placed_by_sorting_exactly_as_by_hashing(data: st.D
 def test_ids_of_several_widths_or_too_many_varying_bytes_are_not_packed() -> None:
     import pyarrow as pa
 
-    from generator.audit import idkeys
+    from generator.audit.load.readers import idkeys
 
     ids = pa.array(["a-1", "a-2"], pa.string())
     assert idkeys.packed_keys(ids, pa.array(["a-1", "a-10"], pa.string())) is None

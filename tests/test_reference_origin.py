@@ -18,11 +18,11 @@ from seed_rules_corpora import _second_corpus, _second_texts
 from seed_rules_origin import SPLIT_IDS, set_source, unregister
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.reforigin import origin_findings
-from generator.audit.schemacheck import validate_document
-from generator.render.note import render_html
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.schemacheck import validate_document
+from generator.audit.validate.reforigin import origin_findings
+from generator.render.page.note import render_html
 
 PROTOCOL = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))
 AT = "/quality/reference"

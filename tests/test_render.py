@@ -18,10 +18,10 @@ from conftest import EXAMPLE, read_grid, real_workers, set_cell, write_grid
 from PIL import Image
 from pypdf import PdfReader
 
-from generator.audit.recompute.decisionfile import read_decision
-from generator.audit.recompute.model import FindingRef
-from generator.render import charts, note
-from generator.render.note import (
+from generator.audit.recompute.decision.decisionfile import read_decision
+from generator.audit.recompute.decision.model import FindingRef
+from generator.render.page import charts, note
+from generator.render.page.note import (
     HTML_NAME,
     PDF_NAME,
     _fetcher,
@@ -30,7 +30,7 @@ from generator.render.note import (
     render_note,
     render_pdf,
 )
-from generator.render.view import chart_request
+from generator.render.view.view import chart_request
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_first_page_answers_the_question(rendered: Path, example_decision: Path)
     assert "SYNTHETIC DATA" in first
     assert f"page 1 of {len(pages)}" in first
     decision = json.loads(example_decision.read_text())
-    from generator.render.view import bundle_id
+    from generator.render.view.view import bundle_id
 
     assert bundle_id(decision) in first
 
@@ -145,7 +145,7 @@ def test_error_findings_show_in_the_title_block(campaign: Path, tmp_path: Path, 
 
 
 def test_identical_attempts_share_a_row_but_a_failure_never_does(example_decision: Path) -> None:
-    from generator.render.view import ReadDecision, build_view
+    from generator.render.view.view import ReadDecision, build_view
 
     decision = ReadDecision.of(json.loads(example_decision.read_text()))
     rows = [r for r in build_view(decision).acceptance_rows if r.configuration == "rtx4090-batch/b8"]
@@ -258,7 +258,7 @@ def test_invalid_decision_is_a_usage_error(tmp_path: Path, run_cli) -> None:
 
 def test_charts_drawn_by_the_worker_process_equal_those_drawn_here(rendered: Path, example_decision: Path) -> None:
     from generator.cli.evidence import campaign_evidence
-    from generator.render.note import render_note
+    from generator.render.page.note import render_note
 
     here = render_note(json.loads(example_decision.read_text()),
                        campaign_evidence(EXAMPLE, example_decision.read_bytes()))
@@ -268,7 +268,7 @@ def test_charts_drawn_by_the_worker_process_equal_those_drawn_here(rendered: Pat
 
 WORKERS = {
     # gives the PNG answer, then dies before the SVG one
-    "half_charts": "from generator.render.charts import draw_json\n"
+    "half_charts": "from generator.render.page.charts import draw_json\n"
                    "sys.stdout.write(json.dumps(next(draw_json(json.load(sys.stdin)))) + '\\n')\n"
                    "sys.stdout.flush()\n"
                    "sys.exit(3)\n",
@@ -283,7 +283,7 @@ WORKERS = {
 def test_what_a_chart_worker_does_not_give_is_drawn_here(module: str, example_decision: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          plain_note: dict[str, bytes]) -> None:
-    from generator.core.worker import JsonWorker
+    from generator.core.system.worker import JsonWorker
 
     (tmp_path / f"{module}.py").write_text("import json, sys\n" + WORKERS[module])
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -318,7 +318,7 @@ def _garble(url: str) -> str:
 def test_a_chart_the_worker_garbled_is_drawn_here(example_decision: Path, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   plain_note: dict[str, bytes]) -> None:
-    from generator.core.worker import JsonWorker
+    from generator.core.system.worker import JsonWorker
 
     decision = json.loads(example_decision.read_text())
     answers = list(charts.draw(chart_request(read_decision(decision))))
@@ -333,7 +333,7 @@ def test_a_chart_the_worker_garbled_is_drawn_here(example_decision: Path, tmp_pa
 
 
 def test_a_chart_that_cannot_be_drawn_stops_the_note(example_decision: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.core.worker import JsonWorker
+    from generator.core.system.worker import JsonWorker
 
     def broken(request: object) -> None:
         raise RuntimeError("no matplotlib")
@@ -345,7 +345,7 @@ def test_a_chart_that_cannot_be_drawn_stops_the_note(example_decision: Path, mon
 
 
 def test_a_worker_that_fails_leaves_the_drawing_to_this_process(example_decision: Path) -> None:
-    from generator.core.worker import JsonWorker
+    from generator.core.system.worker import JsonWorker
 
     decision = json.loads(example_decision.read_text())
     with JsonWorker("generator.no_such_module") as broken:

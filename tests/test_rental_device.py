@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding
-from generator.audit.recompute.rentaldevice import is_rented_model
+from generator.audit.load.findings import Finding
+from generator.audit.recompute.evidence.rentaldevice import is_rented_model
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = ROOT / "inputs" / "h200-campaign"

@@ -17,9 +17,9 @@ from conftest import EXAMPLE, REPO
 from seed_rules import edit_protocol
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding
-from generator.audit.recompute import model
-from generator.render.note import render_html
+from generator.audit.load.findings import Finding
+from generator.audit.recompute.decision import model
+from generator.render.page.note import render_html
 
 DEFAULT_TEXT = {
     "en": "acceptable quality: acceptance alone (the default; not registered in the protocol)",

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from generator.audit.findings import Finding
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.protocol_rules import check_revisions
-from generator.gpu import hfmodel, textclf
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.validate.protocol_rules import check_revisions
+from generator.gpu.models import hfmodel, textclf
 
 H200 = json.loads((REPO / "inputs" / "h200-campaign" / "protocol.json").read_text(encoding="utf-8"))
 COMMIT, DIGEST = "0123456789abcdef0123456789abcdef01234567", "ab" * 32

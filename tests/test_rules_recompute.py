@@ -11,8 +11,8 @@ import pytest
 from conftest import EXAMPLE, GRID, read_grid, write_grid
 
 from generator.audit.check import CheckResult, check_campaign
-from generator.audit.findings import Finding, Severity
-from generator.audit.validate import validate_campaign
+from generator.audit.load.findings import Finding, Severity
+from generator.audit.validate.validate import validate_campaign
 
 H200 = EXAMPLE.parent / "h200-campaign"
 TARIFFS = "tarifs-forfaits.csv"

@@ -13,9 +13,9 @@ import pytest
 from conftest import EXAMPLE, GRID, set_cell
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding, Severity
-from generator.audit.recompute import cost
-from generator.audit.validate import validate_campaign
+from generator.audit.load.findings import Finding, Severity
+from generator.audit.validate.validate import validate_campaign
+from generator.core import instants
 from generator.core.metrics import METRICS
 
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: shows what follows reversed
@@ -117,12 +117,12 @@ def test_window_times_in_a_daylight_saving_gap_or_overlap_are_findings(campaign:
 
 
 def _kind(value: str, tz: str) -> str | None:
-    found = cost.local_time_issue(value, tz)
+    found = instants.local_time_issue(value, tz)
     return None if found is None else found.kind
 
 
 def test_local_time_issues_across_zones() -> None:
-    issue = cost.local_time_issue
+    issue = instants.local_time_issue
     assert _kind("2027-03-28T02:30", "Europe/Paris") == "nonexistent"
     gap = issue("2027-03-28T02:30", "Europe/Paris")
     assert gap is not None and gap.read_as == "2027-03-28T03:30"
@@ -254,7 +254,7 @@ def test_an_invisible_character_in_an_id_everywhere_is_named_in_each_file(campai
 
 
 def test_invisible_characters_are_shown_not_applied_in_the_note(campaign: Path) -> None:
-    from generator.render.note import render_html
+    from generator.render.page.note import render_html
 
     set_cell(campaign, 1, "notes", f"total 50.00 USD{RLO}00.005 outcome=ok")
     proto = _protocol(campaign)
@@ -269,8 +269,8 @@ def test_invisible_characters_are_shown_not_applied_in_the_note(campaign: Path) 
 def test_visible_filter_and_finalize() -> None:
     from markupsafe import Markup
 
-    from generator.render.filters import shown, visible
-    from generator.render.note import environment
+    from generator.render.page.note import environment
+    from generator.render.view.filters import shown, visible
 
     assert visible(f"a{RLO}b{ZWSP}c") == "a<U+202E>b<U+200B>c"
     assert visible(None) == "\u2014"
@@ -309,8 +309,8 @@ def test_the_clean_examples_have_no_text_findings() -> None:
 @pytest.mark.parametrize("metric", list(METRICS))
 @pytest.mark.parametrize("direction", ["higher_is_better", "lower_is_better"])
 def test_a_direction_contradicting_the_metric_is_a_protocol_error(metric: str, direction: str) -> None:
-    from generator.audit.inputs.protocol import Protocol
-    from generator.audit.protocol_rules import check_direction
+    from generator.audit.load.inputs.protocol import Protocol
+    from generator.audit.validate.protocol_rules import check_direction
     from generator.core.metrics import DIRECTIONS
 
     proto = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))

@@ -13,9 +13,9 @@ import jsonschema
 from conftest import REPO
 
 from generator.audit.check import check_campaign
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.recompute import runorder, runtimes
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.recompute.times import runorder, runtimes
 
 H200 = REPO / "inputs" / "h200-campaign"
 EXAMPLE = REPO / "inputs" / "example"
@@ -187,7 +187,7 @@ def test_runs_that_touch_do_not_overlap() -> None:
 
 def test_an_experiment_without_its_order_is_an_error_naming_it_and_the_field(tmp_path: Path) -> None:
     # the example's B200 runs are rotated, yet without a registered order nothing says they had to be
-    from generator.audit.validate import validate_campaign
+    from generator.audit.validate.validate import validate_campaign
 
     folder = copy_example(tmp_path)
     edit_protocol(folder, lambda p: p["experiments"][1].pop("order"))

@@ -15,12 +15,12 @@ import pytest
 from conftest import REPO
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.recompute import runtimes
-from generator.gpu import environment, measure
-from generator.gpu.phases import run_phase
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.recompute.times import runtimes
+from generator.gpu.measure import environment, measure
+from generator.gpu.measure.phases import run_phase
 
 H200 = REPO / "inputs" / "h200-campaign"
 SCHEMA = json.loads((REPO / "schemas" / "measurement.schema.json").read_text(encoding="utf-8"))
@@ -326,7 +326,7 @@ FAKE_MODEL = textwrap.dedent('''
 
 def _cpu_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registration: dict[str, Any]) -> Path:
     """A 12-text campaign run on the CPU with a stand-in model, under a protocol registered as given."""
-    from generator.gpu import campaign_run  # noqa: PLC0415
+    from generator.gpu.campaign import campaign_run  # noqa: PLC0415
 
     corpora = REPO / "inputs" / "corpora" / "debian-descriptions"
     corpus = tmp_path / "corpus"
@@ -394,7 +394,7 @@ def test_campaign_run_before_its_window_is_caught(tmp_path: Path, monkeypatch: p
 
 def test_a_cold_process_that_fails_is_dated_by_its_own_bounds(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from generator.gpu import campaign_cold, campaign_run  # noqa: PLC0415
+    from generator.gpu.campaign import campaign_cold, campaign_run  # noqa: PLC0415
 
     config = campaign_run.CampaignConfig(protocol=tmp_path / "missing.json", model="x:y", corpus=tmp_path,
                                          device="cpu", out=tmp_path / "camp", allow_cpu_for_tests=True)

@@ -11,9 +11,9 @@ from typing import Any
 from conftest import EXAMPLE, GRID
 
 from generator.audit.check import check_campaign
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.inputs.rows import GridRow
-from generator.audit.recompute import samework
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.inputs.rows import GridRow
+from generator.audit.recompute.evidence import samework
 
 PROTOCOL: dict[str, Any] = json.loads((EXAMPLE / "protocol.json").read_text(encoding="utf-8"))
 

@@ -61,7 +61,7 @@ def test_fast_and_reference_paths_agree_exactly(tmp_path: Path, monkeypatch: pyt
     expected ones in a later batch, a shuffled file and labels outside the classes far into a file are read
     across batch boundaries."""
     if block is not None:
-        from generator.audit.readers import columnwise
+        from generator.audit.load.readers import columnwise
 
         monkeypatch.setattr(columnwise, "PARSE_BLOCK", block)
     root = _defective(tmp_path / "c")
@@ -171,9 +171,9 @@ def test_a_file_of_the_expected_ids_shares_their_array_and_keeps_one_byte_codes(
     and its labels are kept as one-byte class codes, not strings; a file in another order gets its own IDs."""
     import numpy as np
 
-    from generator.audit.findings import Severity
-    from generator.audit.load import load_campaign
-    from generator.audit.readers.predictions import ColumnRules, known_ids, read_labels
+    from generator.audit.load.findings import Severity
+    from generator.audit.load.load import load_campaign
+    from generator.audit.load.readers.predictions import ColumnRules, known_ids, read_labels
 
     root = tmp_path / "c"
     make_campaign(root, 2000)
@@ -194,8 +194,8 @@ def test_files_whose_first_row_is_not_the_first_expected_id_are_sent_to_the_work
     """A file out of order costs a sort of all its IDs: sent first, it does not leave a worker idle at the end.
     The others keep the grid's order; the outcomes do not depend on it (the fast and reference paths agree)."""
     from generator.audit.check import _PredictionFiles
-    from generator.audit.load import load_campaign
-    from generator.audit.validate import validate_inputs
+    from generator.audit.load.load import load_campaign
+    from generator.audit.validate.validate import validate_inputs
 
     root = tmp_path / "c"
     make_campaign(root, 2000)
@@ -236,8 +236,8 @@ def test_the_id_pattern_read_from_the_buffers_agrees_with_re2_on_every_ascii_cha
     character at the start, inside and at the end, empty IDs, over-long ones, and a sliced column."""
     import pyarrow as pa
 
-    from generator.audit.readers.idpattern import EDGE_PATTERN, bad_ids
-    from generator.audit.readers.predictions import ColumnRules
+    from generator.audit.load.readers.idpattern import EDGE_PATTERN, bad_ids
+    from generator.audit.load.readers.predictions import ColumnRules
 
     rules = ColumnRules.from_schema("labels-row", None)
     assert rules.id_pattern == EDGE_PATTERN  # else the fast path is never taken and this test proves nothing

@@ -26,11 +26,11 @@ from seal_helpers import (
     team,
 )
 
-from generator.audit import sealdiff
 from generator.audit.check import check_campaign
 from generator.audit.report import format_decision
-from generator.bundle import signing
-from generator.core.resources import load_schema
+from generator.audit.sealing import sealdiff
+from generator.bundle.sign import signing
+from generator.core.system.resources import load_schema
 from generator.seal.record import REGISTRATION_FILE, SIGNATURE_FILE, TOKEN_FILE, Registration
 from generator.seal.unseal import read_seal
 
@@ -269,7 +269,7 @@ def test_openssl_and_gpu_audit_agree_on_a_seal(run_cli, campaign: Path, tmp_path
 def test_page_one_says_how_the_registration_is_proven(sealed: Path, lang: str, declared: str) -> None:
     from test_page_one import page_one
 
-    from generator.render.note import render_html
+    from generator.render.page.note import render_html
 
     assert declared in page_one(render_html(check_campaign(EXAMPLE).decision, language=lang))
     body = render_html(check_campaign(sealed).decision, language=lang)

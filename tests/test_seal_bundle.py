@@ -18,8 +18,9 @@ from conftest import EXAMPLE, _made_once, needs_tools
 from seal_helpers import authority, make_test_identity, seal_in_place, team
 
 from generator.audit.check import check_campaign
-from generator.bundle import sealverify, signing
-from generator.bundle.verify import load_trust, verify_bundle
+from generator.bundle.sign import signing
+from generator.bundle.verify import sealverify
+from generator.bundle.verify.verify import load_trust, verify_bundle
 from generator.cli.main import main
 from generator.seal.record import REGISTRATION_FILE, SEAL_FILES, SIGNATURE_FILE, TOKEN_FILE
 from generator.seal.unseal import SealReading

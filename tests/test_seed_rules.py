@@ -40,7 +40,7 @@ from seed_rules_subgroups import RULES as SUBGROUP_RULES
 from seed_rules_work import RULES as WORK_RULES
 
 from generator.audit.check import CheckResult, check_campaign
-from generator.audit.findings import Finding
+from generator.audit.load.findings import Finding
 
 # tests/seed_rules.py, then issues 31's, 33's and 34's rules, one module per topic (they import its helpers);
 # seed_rules_runs34: issue 34's input order, set-up time and resumes; seed_rules_evidence: issue 47's;

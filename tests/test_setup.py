@@ -8,7 +8,7 @@ import subprocess
 
 from conftest import REPO
 
-from generator.render.i18n import FONT_PACKAGES
+from generator.render.view.i18n import FONT_PACKAGES
 
 CI = REPO / ".ci" / "run"
 # The Debian tools the tests run as a reader would, and the package that brings each.

@@ -22,7 +22,7 @@ from invoices import Invoice, Line, cii_xml
 from generator.audit.check import CheckResult, check_campaign
 from generator.invoice.check import committed_packages, committed_total, reconcile
 from generator.invoice.read import read_invoice
-from generator.render.note import render_html
+from generator.render.page.note import render_html
 
 MINILM = Path(__file__).resolve().parents[1] / "inputs" / "minilm-campaign"
 EXPERIMENTS = ["minilm-batch", "minilm-precision"]

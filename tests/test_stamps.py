@@ -15,14 +15,16 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import EXAMPLE
 
-from generator.audit import protocol_rules
 from generator.audit.check import check_campaign
-from generator.audit.findings import Finding
-from generator.audit.inputs.measurement import MeasurementDoc
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.recompute import cost, instants, runtimes
+from generator.audit.load.findings import Finding
+from generator.audit.load.inputs.measurement import MeasurementDoc
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.recompute.money import cost
+from generator.audit.recompute.times import runtimes
 from generator.audit.report import format_decision
-from generator.render.note import render_html
+from generator.audit.validate import protocol_rules
+from generator.core import instants
+from generator.render.page.note import render_html
 
 PARIS = "Europe/Paris"
 FIRST = "measurements/rtx4090-batch-b1.json"  # its model load is the campaign's first phase (07:30Z on Oct 5)
@@ -223,8 +225,8 @@ def test_the_window_s_order_is_that_of_its_instants(tmp_path: Path) -> None:
 
 def test_an_offset_settles_a_time_the_zone_shows_twice() -> None:
     # 02:30 occurs twice in Paris on 2026-10-25; with its offset it is one instant
-    assert cost.local_time_issue("2026-10-25T02:30", PARIS) is not None
-    assert cost.local_time_issue("2026-10-25T02:30+01:00", PARIS) is None
+    assert instants.local_time_issue("2026-10-25T02:30", PARIS) is not None
+    assert instants.local_time_issue("2026-10-25T02:30+01:00", PARIS) is None
     assert cost.window_hours("2026-10-25T02:30+02:00", "2026-10-26T02:30+01:00", PARIS, strict=True) == Decimal(25)
     out: list[Finding] = []
     protocol_rules.check_local_time("/window/start", "2026-10-25T02:30", PARIS, "protocol.json", out)

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from generator.audit.check import check_campaign
-from generator.audit.findings import Severity
-from generator.audit.inputs.work import Subgroup
-from generator.audit.subgroupedges import EdgeRange, cover_every_length, read_edges
-from generator.audit.subgrouprules import is_looser, looser_rules
-from generator.render.note import render_html
+from generator.audit.load.findings import Severity
+from generator.audit.load.inputs.work import Subgroup
+from generator.audit.validate.corpus.subgroupedges import EdgeRange, cover_every_length, read_edges
+from generator.audit.validate.corpus.subgrouprules import is_looser, looser_rules
+from generator.render.page.note import render_html
 
 REPO = Path(__file__).resolve().parents[1]
 LOOSER = "subgroup-rule-looser-unexplained"

@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO, CliResult
 
 from generator.audit.check import check_campaign
-from generator.audit.tariffrules import Price, as_written, price_source, published_catalogue, row_findings
+from generator.audit.validate.tariffrules import Price, as_written, price_source, published_catalogue, row_findings
 
 H200 = REPO / "inputs" / "h200-campaign"
 HEADER = "gpu,model_name,duration_days,price_per_lot_usd_minor,gpus_per_lot,snapshot_date,price_status"

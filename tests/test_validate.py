@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import GRID, read_grid, set_cell, write_grid
 
-from generator.audit.readers.csvtable import convert_cell
-from generator.audit.schemacheck import check_schema
-from generator.core.resources import load_schema, schema_names
+from generator.audit.load.readers.csvtable import convert_cell
+from generator.audit.load.schemacheck import check_schema
+from generator.core.system.resources import load_schema, schema_names
 
 
 def first_line_for(out: str, code: str) -> str:

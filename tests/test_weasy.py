@@ -1,4 +1,4 @@
-"""WeasyPrint through generator.render.weasy: a plain import, its version, a clear error, and only public APIs."""
+"""WeasyPrint through generator.render.page.weasy: a plain import, its version, a clear error, and only public APIs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.core.errors import EnvironmentProblemError
-from generator.render import weasy
+from generator.render.page import weasy
 
 REPO = Path(__file__).resolve().parents[1]
 # What the note once borrowed from its dependencies' insides (issue 18): ctypes' library lookup replaced for
@@ -31,7 +31,7 @@ def test_no_module_uses_the_private_apis_it_once_did() -> None:
 def test_weasyprint_is_imported_plainly_and_only_when_asked() -> None:
     code = ("import ctypes.util, sys\n"
             "original = ctypes.util.find_library\n"
-            "from generator.render import note, weasy\n"
+            "from generator.render.page import note, weasy\n"
             "assert 'weasyprint' not in sys.modules, 'imported before it was asked for'\n"
             "w = weasy.load_weasyprint()\n"
             "assert w is sys.modules['weasyprint'] and ctypes.util.find_library is original\n"
@@ -49,7 +49,7 @@ def test_a_missing_weasyprint_is_a_clear_error() -> None:
     code = ("import sys\n"
             "sys.modules['weasyprint'] = None  # what Python does for a module that cannot be imported\n"
             "from generator.core.errors import EnvironmentProblemError\n"
-            "from generator.render.weasy import load_weasyprint\n"
+            "from generator.render.page.weasy import load_weasyprint\n"
             "try:\n"
             "    load_weasyprint()\n"
             "except EnvironmentProblemError as exc:\n"

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from zip_forgery import RawEntry, write_zip
 from zip_readers import disagreements, read_all, tree
 
-from generator.bundle import zipsafe
+from generator.bundle.zip import zipsafe
 
 EXAMPLES = 2000
 NAMES = ["ex/a.txt", "ex/b/c.txt", "ex/b/", "ex/", "./ex/a.txt", "./", "./ex/", "ex/A.TXT", "ex/d\\e.txt",

@@ -25,9 +25,9 @@ from test_attacks_container import FAKE_TEXT, fake_note
 from zip_forgery import RawEntry, entries_of, hidden_after_deflate, unicode_path_extra, write_zip
 from zip_readers import Tree, disagreements, read_all, tree
 
-from generator.bundle import zipsafe
-from generator.bundle.publish import zip_folder
+from generator.bundle.build.publish import zip_folder
 from generator.bundle.verdict import Problem
+from generator.bundle.zip import zipsafe
 
 NOTE = zip_attacks.NOTE
 TOOLS = ("unzip", "bsdtar", "7zz", "zip")

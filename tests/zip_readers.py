@@ -1,6 +1,6 @@
 """Every reader a user opens a bundle zip with, run on one zip: `unzip`, `bsdtar` from the file and from a pipe,
 Python's zipfile and 7-Zip, each into a folder of its own; and the tree each one made, to compare with the tree
-`verify` extracted (generator.bundle.zipsafe)."""
+`verify` extracted (generator.bundle.zip.zipsafe)."""
 
 from __future__ import annotations
 

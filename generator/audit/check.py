@@ -15,14 +15,13 @@ from pathlib import Path
 from cryptography import x509
 
 from generator import __version__
-from generator.audit import corpusprint, followons, idsets
-from generator.audit.attribution import attribute, owners_of
-from generator.audit.campaign import is_file
-from generator.audit.findings import Finding, Severity, count_by_severity, sort_key
-from generator.audit.inputs.protocol import Protocol
-from generator.audit.load import CampaignInputs, RunFile, load_campaign
-from generator.audit.readers.boundedread import read_bounded, second_line_starts
-from generator.audit.readers.predictions import (
+from generator.audit.load.campaign import is_file
+from generator.audit.load.findings import Finding, Severity, count_by_severity, sort_key
+from generator.audit.load.inputs.protocol import Protocol
+from generator.audit.load.load import CampaignInputs, RunFile, load_campaign
+from generator.audit.load.readers import idsets
+from generator.audit.load.readers.boundedread import read_bounded, second_line_starts
+from generator.audit.load.readers.predictions import (
     ColumnRules,
     LabelFile,
     known_ids,
@@ -30,17 +29,9 @@ from generator.audit.readers.predictions import (
     refused,
     size_limit,
 )
-from generator.audit.recompute import subgroups
-from generator.audit.recompute.acceptance import (
-    Acceptance,
-    Truth,
-    assess_run,
-    assess_run_reference,
-    prepare_truth,
-)
-from generator.audit.recompute.decision import recompute
-from generator.audit.recompute.gate import decide, withhold
-from generator.audit.recompute.model import (
+from generator.audit.recompute.decision.decision import recompute
+from generator.audit.recompute.decision.gate import decide, withhold
+from generator.audit.recompute.decision.model import (
     CampaignSummary,
     Decision,
     DecisionDocument,
@@ -50,12 +41,23 @@ from generator.audit.recompute.model import (
     RegistrationStatus,
     Tool,
 )
-from generator.audit.recompute.reproduction import reproduction_findings
-from generator.audit.recompute.subgroups import GroupTruth
-from generator.audit.sealcheck import check_seal
-from generator.audit.validate import tariffs_proof, validate_inputs
+from generator.audit.recompute.quality import corpora, subgroups
+from generator.audit.recompute.quality.acceptance import (
+    Acceptance,
+    Truth,
+    assess_run,
+    assess_run_reference,
+    prepare_truth,
+)
+from generator.audit.recompute.quality.reproduction import reproduction_findings
+from generator.audit.recompute.quality.subgroups import GroupTruth
+from generator.audit.sealing.sealcheck import check_seal
+from generator.audit.validate import followons
+from generator.audit.validate.attribution import attribute, owners_of
+from generator.audit.validate.tariffs import tariffs_proof
+from generator.audit.validate.validate import validate_inputs
 from generator.core.jsonvalue import JsonDocument
-from generator.core.safefiles import sha256_file
+from generator.core.system.safefiles import sha256_file
 
 # Prediction files read, parsed and assessed at once, each in a worker thread of its own (reading, hashing,
 # parsing and the column-wise assessment release the GIL): one per core of the machines this runs on, and the
@@ -342,7 +344,7 @@ def assemble(inputs: CampaignInputs, hashed: dict[str, tuple[int, str]], body: R
     findings = sorted(findings, key=sort_key)
     document = DecisionDocument(
         schema_version="1", tool=Tool("gpu-audit", __version__), generated_at=decision_time(),
-        campaign=CampaignSummary.of(protocol, corpusprint.fingerprint_records(
+        campaign=CampaignSummary.of(protocol, corpora.fingerprint_records(
             protocol, [inputs.fingerprint, *(t.fingerprint for t in inputs.further)])) if protocol else None,
         rule=QualityRule.of(protocol) if protocol else None,
         inputs=tuple(_fingerprints(inputs, hashed)),

@@ -6,12 +6,12 @@ import json
 from collections.abc import Sequence
 from decimal import Decimal
 
-from generator.audit import followons
-from generator.audit.findings import FIRST_FOLLOW_ONS, Finding, cell_text, count_by_severity
-from generator.audit.recompute.instants import is_date
-from generator.audit.recompute.model import CorpusFingerprint, Coverage, DecisionDocument, RegistrationStatus
-from generator.audit.subgrouprules import looser_rules
-from generator.audit.textsafety import terminal_safe
+from generator.audit.load.findings import FIRST_FOLLOW_ONS, Finding, cell_text, count_by_severity
+from generator.audit.load.textsafety import terminal_safe
+from generator.audit.recompute.decision.model import CorpusFingerprint, Coverage, DecisionDocument, RegistrationStatus
+from generator.audit.validate import followons
+from generator.audit.validate.corpus.subgrouprules import looser_rules
+from generator.core.instants import is_date
 from generator.core.jsonvalue import JsonDocument
 from generator.core.money import usd_amount
 from generator.core.termtext import counted, escape_terminal
@@ -153,7 +153,7 @@ _REVISION_CHECKS = {"matches": "the revision carries it", "differs": "the revisi
 
 
 def _fingerprint_line(k: CorpusFingerprint) -> str:
-    """A corpus's content fingerprint and what its revision says of it (generator.audit.corpusprint)."""
+    """A corpus's content fingerprint and what its revision says of it (generator.audit.validate.corpus.corpusprint)."""
     if k.fingerprint is None:
         return f"Corpus {k.revision}: no content fingerprint (its expected IDs and reference labels are not sound)"
     return f"Corpus {k.revision}: content fingerprint {k.fingerprint} ({_REVISION_CHECKS[k.revision_check]})"
@@ -234,7 +234,7 @@ def format_decision(decision: DecisionDocument) -> str:
 
 
 def price_origin(source: object, detail: object, status: object, date: object, where: str = "this campaign") -> str:
-    """Where a package's price comes from (generator.audit.tariffrules), in the words of the note: only the snapshot
+    """Where a package's price comes from (validate.tariffrules), in the words of the note: only the snapshot
     gpu-audit ships is a catalogue; a price the campaign's own files vouch for is stated, not authenticated."""
     if source == "catalogue":
         return f"published, catalogue snapshot of {date}"

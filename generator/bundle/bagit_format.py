@@ -6,7 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from generator.core.safefiles import open_regular
+from generator.core.system.safefiles import open_regular
 
 BAGIT_TXT = "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n"
 PAYLOAD_ALGORITHMS = ("sha256",)  # the payload manifests build writes (bundlelayout)

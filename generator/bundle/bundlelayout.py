@@ -17,8 +17,8 @@ from pathlib import Path
 
 MANIFEST = "MANIFEST.json"
 MANIFEST_SIG = "MANIFEST.json.sig"
-CERT_NAME = "signer.pem"  # generator.bundle.signing.CERT_NAME, repeated so that this module imports nothing
-PDF_NAME = "decision-note.pdf"  # generator.render.note.PDF_NAME (tests/test_attacks_bundle.py checks they agree)
+CERT_NAME = "signer.pem"  # generator.bundle.sign.signing.CERT_NAME, repeated so that this module imports nothing
+PDF_NAME = "decision-note.pdf"  # generator.render.page.note.PDF_NAME (tests/test_attacks_bundle.py checks they agree)
 PDF_PATH = f"data/{PDF_NAME}"
 DECISION_PATH = "data/decision.json"
 INPUTS_DIR = "data/inputs/"

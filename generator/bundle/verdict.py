@@ -26,9 +26,9 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from generator.core.codes import registered
+from generator.core.codes.registry import registered
 from generator.core.errors import UsageError
-from generator.core.safefiles import read_key_file
+from generator.core.system.safefiles import read_key_file
 from generator.core.termtext import counted, escape_terminal, quoted_words
 
 # What each identity problem says of the signer, for the `identity: FAILED` line; the bundle may still be intact.
@@ -63,7 +63,7 @@ class Problem:
     found: str | None = None
 
     def __post_init__(self) -> None:
-        registered(self.code, "problem")  # UnregisteredCode for a code generator.core.codes does not hold
+        registered(self.code, "problem")  # UnregisteredCode for a code generator.core.codes.registry does not hold
 
     def __str__(self) -> str:
         text = f"{self.file}: {self.message}"

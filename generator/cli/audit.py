@@ -22,7 +22,7 @@ from generator.core.errors import OutputExistsError, QuoteError, UsageError
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from generator.audit.report import findings_to_json, format_findings
-    from generator.audit.validate import validate_campaign
+    from generator.audit.validate.validate import validate_campaign
 
     reading_campaigns(KEEP_FREED_MS)
     require_max_findings(args)
@@ -40,7 +40,7 @@ def _exists(shown: str) -> OutputExistsError:
 
 def _write_new(path: Path, text: str) -> None:
     """Write a new file in full or not at all; an existing path is refused, never overwritten."""
-    from generator.core.safefiles import write_new_file
+    from generator.core.system.safefiles import write_new_file
 
     if path.exists() or path.is_symlink():
         raise _exists(str(path))
@@ -76,9 +76,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_cost(args: argparse.Namespace) -> int:
-    from generator.audit.recompute import cost
+    from generator.audit.recompute.money import cost
     from generator.audit.report import format_quote, format_window
-    from generator.core.resources import published_tariffs
+    from generator.core.system.resources import published_tariffs
 
     window_args = (args.window_start, args.window_end, args.timezone)
     if any(window_args) and not all(window_args):
@@ -110,11 +110,11 @@ def _cmd_cost(args: argparse.Namespace) -> int:
 
 
 def _load_tariffs(path: str | None, text: str | None = None) -> dict[tuple[str, int], Any]:
-    from generator.audit.inputs.rows import TariffRow
-    from generator.audit.readers.csvtable import parse_table, read_table
-    from generator.audit.recompute.cost import tariffs_from_rows
+    from generator.audit.load.inputs.rows import TariffRow
+    from generator.audit.load.readers.csvtable import parse_table, read_table
+    from generator.audit.recompute.money.cost import tariffs_from_rows
     from generator.audit.report import format_findings
-    from generator.audit.tariffrules import table_findings
+    from generator.audit.validate.tariffrules import table_findings
 
     table = (read_table(Path(path), path, "tariffs-row") if path
              else parse_table(text or "", "published tariffs", "tariffs-row"))
@@ -127,7 +127,7 @@ def _load_tariffs(path: str | None, text: str | None = None) -> dict[tuple[str, 
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from generator.render.note import EvidenceOf, render_decision_file
+    from generator.render.page.note import EvidenceOf, render_decision_file
 
     evidence_of: EvidenceOf | None = None
     if args.campaign:

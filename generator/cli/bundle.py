@@ -44,7 +44,7 @@ def _passphrase(env: str, prompt: str) -> bytes | None:
 
 def signing_identity(args: argparse.Namespace) -> Any:
     """The identity --key and --cert, or --pkcs12, name (None with --unsigned): `build`'s and `register`'s."""
-    from generator.bundle import signing
+    from generator.bundle.sign import signing
 
     unsigned = bool(getattr(args, "unsigned", False))
     may_be_unsigned = hasattr(args, "unsigned")  # `register` always signs
@@ -83,7 +83,7 @@ def _key_loaded(load: Callable[[], Any]) -> Any:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
-    from generator.bundle.signing import keygen
+    from generator.bundle.sign.signing import keygen
 
     key, cert = keygen(Path(args.directory), args.name)
     print(f"private key: {key} (mode 0600; keep it secret, never put it in a bundle)")
@@ -111,7 +111,7 @@ def _progress_bar() -> Callable[[str, int, int], None]:
 
 def _leftovers(parent: Path, *, clean: bool) -> None:
     """Name (or, with --clean-leftovers, remove) what interrupted builds left beside the new bundle."""
-    from generator.bundle.leftovers import find_leftovers, remove_leftovers
+    from generator.bundle.build.leftovers import find_leftovers, remove_leftovers
     from generator.core.termtext import escape_terminal
 
     if clean:
@@ -126,7 +126,7 @@ def _leftovers(parent: Path, *, clean: bool) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from generator.bundle.build import BuildWorkers, build_bundle
+    from generator.bundle.build.build import BuildWorkers, build_bundle
 
     with BuildWorkers() as workers:  # first: their imports overlap the set-up below
         reading_campaigns(BUILD_KEEP_FREED_MS)
@@ -161,7 +161,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from generator.bundle.verdict import add_library_warnings, report_lines
-    from generator.bundle.verify import verify_bundle
+    from generator.bundle.verify.verify import verify_bundle
     from generator.core.termtext import counted, escape_terminal
 
     require_max_findings(args)

@@ -12,7 +12,7 @@ from generator.core.errors import OutputExistsError, UsageError
 from generator.core.termtext import counted
 
 if TYPE_CHECKING:  # the GPU side is imported only when a command needs it
-    from generator.gpu.campaign_inputs import CampaignConfig
+    from generator.gpu.campaign.campaign_inputs import CampaignConfig
 
 
 def _learning_rates(text: str) -> list[float]:
@@ -37,8 +37,8 @@ def _learning_rates(text: str) -> list[float]:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     lrs = _learning_rates(args.lrs)
-    from generator.core.safefiles import write_new_file
-    from generator.gpu import textclf  # noqa: PLC0415 - needs torch
+    from generator.core.system.safefiles import write_new_file
+    from generator.gpu.models import textclf  # noqa: PLC0415 - needs torch
 
     out = Path(args.out_dir)
     if out.exists() or out.is_symlink():
@@ -60,7 +60,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> CampaignConfig:
-    from generator.gpu import campaign_run  # noqa: PLC0415
+    from generator.gpu.campaign import campaign_run  # noqa: PLC0415
 
     return campaign_run.CampaignConfig(
         protocol=Path(args.protocol), model=args.model, corpus=Path(args.corpus[0]), device=args.device,
@@ -80,7 +80,7 @@ def _sealing(args: argparse.Namespace) -> Any:
     import sys
 
     from generator.cli import seal
-    from generator.gpu.sealed_source import sealed_source
+    from generator.gpu.campaign.sealed_source import sealed_source
 
     sealer = seal.campaign_sealer(args)
     source = sealed_source(Path(args.protocol))
@@ -93,7 +93,7 @@ def _sealing(args: argparse.Namespace) -> Any:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from generator.gpu import campaign_run  # noqa: PLC0415
+    from generator.gpu.campaign import campaign_run  # noqa: PLC0415
 
     source, sealer = _sealing(args)
     result = campaign_run.run_campaign(_config(args), source=source, seal=sealer)
@@ -126,7 +126,7 @@ def _blank(value: Any) -> Any:
 
 
 def _cmd_prepare(args: argparse.Namespace) -> int:
-    from generator.gpu import campaign_run  # noqa: PLC0415
+    from generator.gpu.campaign import campaign_run  # noqa: PLC0415
 
     out = Path(args.out)
     files, filled = campaign_run.prepare_campaign(campaign_run.CampaignConfig(
@@ -145,7 +145,7 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def _cmd_cold(args: argparse.Namespace) -> int:
-    from generator.gpu import campaign_run  # noqa: PLC0415
+    from generator.gpu.campaign import campaign_run  # noqa: PLC0415
 
     campaign_run.cold_run_child(_config(args), args.experiment, args.variant, args.run_index, Path(args.predictions),
                                 Path(args.result), Path(args.skip) if args.skip else None)

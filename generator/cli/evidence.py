@@ -5,14 +5,14 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from generator.audit.campaign import PROTOCOL_FILE
-from generator.audit.readers.csvtable import read_bytes
-from generator.audit.recompute.decisionfile import read_decision
+from generator.audit.load.campaign import PROTOCOL_FILE
+from generator.audit.load.readers.csvtable import read_bytes
+from generator.audit.recompute.decision.decisionfile import read_decision
 from generator.audit.report import location
-from generator.audit.validate import load_and_validate
+from generator.audit.validate.validate import load_and_validate
 from generator.core.errors import CampaignFindingsError
 from generator.core.termtext import counted
-from generator.render.note import Evidence, decision_evidence
+from generator.render.page.note import Evidence, decision_evidence
 
 
 def campaign_evidence(campaign_dir: Path | None, decision_bytes: bytes) -> list[Evidence]:

@@ -14,7 +14,7 @@ from generator.core.termtext import counted
 
 if TYPE_CHECKING:
     from generator.invoice.check import BilledLine, Committed, InvoiceCheck, InvoiceFinding
-    from generator.invoice.read import Invoice
+    from generator.invoice.document import Invoice
 
 # UN/ECE recommendation 20 codes an invoice bills packages or time in, as a reader names them.
 UNIT_NAMES = {"C62": "one", "H87": "piece", "LO": "lot", "HUR": "hours", "DAY": "days", "MIN": "minutes",

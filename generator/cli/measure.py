@@ -10,7 +10,7 @@ from typing import Any
 
 from generator import __version__
 from generator.core.termtext import counted
-from generator.gpu import environment, estimate, measure
+from generator.gpu.measure import environment, estimate, measure
 
 MIB = 2**20
 

@@ -31,7 +31,7 @@ def positive_amount(text: str) -> int:
     return int(m.group(1)) * _UNITS[unit]
 
 
-# The note's languages (generator.render.i18n.LANGUAGES, which a test keeps equal): named here so that parsing
+# The note's languages (generator.render.view.i18n.LANGUAGES, which a test keeps equal): named here so that parsing
 # the command line never imports Babel.
 NOTE_LANGUAGES = ("en", "de", "fr", "zh")
 
@@ -64,7 +64,7 @@ def trust_tsa_of(args: argparse.Namespace) -> Any:
     """The certificates --trust-tsa names, read as --trust's file is (a tuple of cryptography certificates)."""
     from pathlib import Path
 
-    from generator.bundle.sealverify import load_tsa_trust
+    from generator.bundle.verify.sealverify import load_tsa_trust
 
     return load_tsa_trust([Path(p) for p in args.trust_tsa])
 
@@ -73,7 +73,7 @@ def trust_of(args: argparse.Namespace) -> Any:
     """The trust anchor the options of add_trust_options name (a generator.bundle.verdict.Trust)."""
     from pathlib import Path
 
-    from generator.bundle.verify import load_trust
+    from generator.bundle.verify.verify import load_trust
 
     return load_trust(Path(args.trust) if args.trust else None, args.trust_fingerprint)
 

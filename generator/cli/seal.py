@@ -13,7 +13,7 @@ from generator.cli.bundle import KEY_PASSPHRASE_ENV, PKCS12_PASSPHRASE_ENV, sign
 from generator.core.errors import EnvironmentProblemError, UsageError
 
 if TYPE_CHECKING:
-    from generator.audit.registration import RegistrationPlan
+    from generator.audit.sealing.registration import RegistrationPlan
     from generator.seal.unseal import Token
 
 WORKSTATION = ("seal on your workstation first: `gpu-audit campaign prepare PROTOCOL --corpus CORPUS --out DIR`, "
@@ -24,7 +24,7 @@ WORKSTATION = ("seal on your workstation first: `gpu-audit campaign prepare PROT
 
 def _warnings(plan: RegistrationPlan, token_time: datetime | None) -> list[str]:
     """What the seal will not prove: results already there, a token at or after the window's start."""
-    from generator.audit.recompute.cost import parse_local
+    from generator.audit.recompute.money.cost import parse_local
     from generator.core.termtext import escape_terminal
 
     out = []
@@ -46,8 +46,8 @@ def _warnings(plan: RegistrationPlan, token_time: datetime | None) -> list[str]:
 
 
 def _cmd_register(args: argparse.Namespace) -> int:
-    from generator.audit.registration import register_campaign
-    from generator.bundle import signing
+    from generator.audit.sealing.registration import register_campaign
+    from generator.bundle.sign import signing
     from generator.core.termtext import escape_terminal
     from generator.seal.unseal import read_seal
     from generator.seal.write import NoTimestampError
@@ -94,13 +94,13 @@ def campaign_sealer(args: argparse.Namespace) -> Callable[[Path], None] | None:
         raise EnvironmentProblemError("--key: sealing needs pyHanko and cryptography, which this machine lacks (a GPU "
                                       "machine may hold only Python, PyTorch and NumPy); nothing was run. "
                                       + WORKSTATION) from None
-    from generator.bundle import signing
+    from generator.bundle.sign import signing
 
     identity = signing_identity(args)
     stamper = None if args.tsa is None else signing.timestamper(args.tsa)
 
     def seal(folder: Path) -> None:
-        from generator.audit.registration import register_campaign
+        from generator.audit.sealing.registration import register_campaign
         from generator.seal.unseal import read_seal
         from generator.seal.write import NoTimestampError
 
@@ -127,7 +127,7 @@ def _wait_for_window(plan: RegistrationPlan, token: Token | None) -> None:
     import time
     from datetime import UTC
 
-    from generator.audit.recompute.cost import parse_local
+    from generator.audit.recompute.money.cost import parse_local
 
     window = plan.protocol.window
     start = parse_local(window.start, window.timezone)

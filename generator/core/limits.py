@@ -62,7 +62,7 @@ class Limits:
     max_pdf_objects: int = 100_000
     """Objects of the decision note, counted from its bytes before it is parsed (its cross-reference entries, or its
     object headers and the objects its object streams declare, whichever is more); `--max-pdf-objects`. A genuine
-    note holds a few thousand (generator.bundle.notebounds)."""
+    note holds a few thousand (generator.bundle.pdf.notebounds)."""
 
     max_pdf_references: int = 100_000
     """Indirect references of the decision note (every `R` token, in the file and in its object streams

@@ -8,8 +8,8 @@ import re
 __all__ = ["IMMUTABLE", "MOVING", "is_immutable", "is_moving"]
 
 # A 40-hex commit (the Hub's snapshot), the SHA-256 of one file or of the `sha256sum` listing of several (what
-# `campaign run` writes: generator/gpu/hfmodel.files_revision), the reference classifier's tokenisation
-# (generator/gpu/textclf.tokenizer_revision), and a model that tokenises itself (generator/gpu/campaign_inputs.
+# `campaign run` writes: generator/gpu/models/hfmodel.files_revision), the reference classifier's tokenisation
+# (generator/gpu/models/textclf.tokenizer_revision), and a model that tokenises itself (generator/gpu/models/loading.
 # EntryPoint), whose model revision is then the one that pins it.
 IMMUTABLE = {
     "model_revision": re.compile(r"[0-9a-f]{40}|sha256(?:sum)?:[0-9a-f]{64}", re.ASCII),

@@ -4,7 +4,7 @@ A name (a file, a zip entry, a certificate subject) comes from whoever made the 
 raw, a carriage return or an ANSI escape sequence in it can overwrite the lines above ("OK ... trusted" over the
 real FAILED lines), a bidirectional control can reorder what follows, and an invisible character can make one
 name read as another. `escape_terminal` shows every such character as `<U+001B>`, the notation the findings
-already use for invisible characters (generator.audit.textsafety), so a reader sees one spelling everywhere.
+already use for invisible characters (generator.audit.load.textsafety), so a reader sees one spelling everywhere.
 Standard library only: `verify` imports it.
 """
 

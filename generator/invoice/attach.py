@@ -27,7 +27,8 @@ from generator.core.errors import (
     UsageError,
 )
 from generator.core.limits import Limits, limit_message, resolve
-from generator.invoice.read import Invoice, InvoiceUnreadableError, read_invoice
+from generator.invoice.document import Invoice
+from generator.invoice.read import InvoiceUnreadableError, read_invoice
 
 if TYPE_CHECKING:
     from generator.invoice.check import InvoiceCheck
@@ -204,7 +205,7 @@ def _bundle_zip(bundle: Path, limits: Limits) -> bytes:
 def _verified(bundle: Path, zipped: bytes, trust: Trust | x509.Certificate | None, allow_unsigned: bool,
               limits: Limits) -> Report:
     """Verify the very bytes to embed, as `gpu-audit verify` would; a bundle that does not verify is refused."""
-    from generator.bundle.verify import verify_bundle
+    from generator.bundle.verify.verify import verify_bundle
     from generator.core.termtext import escape_terminal
 
     with tempfile.TemporaryDirectory(prefix="gpu-audit-attach-") as tmp:
@@ -242,7 +243,7 @@ def _folded(name: str) -> str:
 def _names_taken(path: Path, pdf: Any, ours: tuple[str, ...]) -> None:
     """Refuse an invoice already carrying an attachment (anywhere: the name tree, /AF, an annotation) whose file
     name is ours or could be taken for ours: `pdfdetach -savefile decision-note.pdf` would extract theirs."""
-    from generator.core.codes import TABLES
+    from generator.core.codes.registry import TABLES
     from generator.invoice.embedded import embedded_files
     from generator.invoice.money import InvoiceFinding
 
@@ -383,6 +384,6 @@ def attach_bundle(invoice: Path, bundle: Path, out: Path, *, trust: Trust | x509
 
 def _write(out: Path, data: bytes) -> Path:
     """Write the new invoice copy, whole or not at all; an OUT that appeared meanwhile is still never replaced."""
-    from generator.core.safefiles import write_new_file
+    from generator.core.system.safefiles import write_new_file
 
     return write_new_file(out, data, what="copy of the invoice")

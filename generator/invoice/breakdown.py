@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from generator.invoice.document import DocumentCharge, ForeignAmount, Invoice
 from generator.invoice.money import InvoiceFinding, decimal_of, given
-
-if TYPE_CHECKING:
-    from generator.invoice.read import Invoice
 
 MAX_CHARGES = 10_000  # the document's allowances and charges read
 MAX_FOREIGN = 20  # amounts in another currency quoted one by one; the rest are counted
@@ -26,26 +24,6 @@ BASIS_RULES = {"S": "BR-S-08", "Z": "BR-Z-08", "E": "BR-E-08", "AE": "BR-AE-08",
                "O": "BR-O-08", "L": "BR-IG-08", "M": "BR-IP-08"}
 SUMMATION = "SpecifiedTradeSettlementHeaderMonetarySummation"
 LINE_ITEM = "IncludedSupplyChainTradeLineItem"
-
-
-@dataclass(frozen=True)
-class DocumentCharge:
-    """A document-level allowance or charge (EN 16931 BG-20, BG-21): its amount and tax category, as written."""
-
-    charge: bool
-    amount: Decimal | None
-    category: str | None
-    rate: Decimal | None
-
-
-@dataclass(frozen=True)
-class ForeignAmount:
-    """An amount whose currencyID is not the invoice's: the line it is on (None: the header), the element's name
-    and the currencyID as written."""
-
-    line: int | None
-    name: str
-    currency: str
 
 
 def _local(tag: Any) -> str:

@@ -24,8 +24,9 @@ from generator.invoice.committed import (
     other_expenses,
     usd,
 )
+from generator.invoice.document import Invoice, InvoiceLine
 from generator.invoice.money import InvoiceFinding
-from generator.invoice.read import Invoice, InvoiceLine, read_invoice
+from generator.invoice.read import read_invoice
 from generator.invoice.reconcile import BilledLine, match_lines, reconcile
 
 __all__ = ["CURRENCY", "BilledLine", "Committed", "InvoiceCheck", "InvoiceFinding", "check_invoice",
@@ -97,7 +98,7 @@ def _str(value: Decimal | None) -> str | None:
 def _decision_of(path: Path, trust: Trust, allow_unsigned: bool) -> tuple[Report, bytes | None]:
     """Verify the bundle (a folder, a zip or a note) and take its decision.json as verification read it: the
     bytes that were checked are the bytes reconciled, whatever happens to the files afterwards."""
-    from generator.bundle.verify import verify_bundle
+    from generator.bundle.verify.verify import verify_bundle
 
     report = verify_bundle(path, trust=trust, allow_unsigned=allow_unsigned)
     return report, report.decision if report.ok else None

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from generator.invoice.read import InvoiceLine
+from generator.invoice.document import InvoiceLine
 
 # A duration: a whole number of days in English, German, French or Chinese, with a space, a hyphen or nothing
 # between ("7 days", "7-day", "7 Tage", "7-Tage-Paket", "7 Tagen", "7 jours", "7天"); never part of a longer number.

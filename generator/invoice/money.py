@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from generator.core.codes import registered
-
-if TYPE_CHECKING:
-    from generator.invoice.read import Invoice
+from generator.core.codes.registry import registered
+from generator.invoice.document import Invoice
 
 MAX_DIGITS = 24  # of an amount or a quantity: more is no invoice (and would overflow decimal arithmetic)
 CENT = Decimal("0.01")
@@ -40,18 +38,7 @@ class InvoiceFinding:
     against: str = "committed"  # what `committed` is: "committed", "recomputed" or "allowed"
 
     def __post_init__(self) -> None:
-        registered(self.code, "invoice finding")  # UnregisteredCode for a code generator.core.codes does not hold
-
-
-@dataclass(frozen=True)
-class InvoiceTax:
-    """One tax category of the invoice's header (ApplicableTradeTax): its category code, rate in percent,
-    basis and the tax it states, as written."""
-
-    category: str | None
-    rate: Decimal | None
-    basis: Decimal | None
-    amount: Decimal | None
+        registered(self.code, "invoice finding")  # UnregisteredCode for a code the registry does not hold
 
 
 def given(value: object) -> str:

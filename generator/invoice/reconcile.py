@@ -13,9 +13,9 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 from generator.invoice.breakdown import breakdown_findings, currency_findings
 from generator.invoice.committed import CURRENCY, Committed, committed_total, dollars, known, usd
+from generator.invoice.document import Invoice, InvoiceLine
 from generator.invoice.identify import Identity, identify, unidentified_reason
 from generator.invoice.money import MAX_DIGITS, InvoiceFinding, due_findings, given, net_findings, tax_findings
-from generator.invoice.read import Invoice, InvoiceLine
 
 INVOICE_TYPE = "380"  # UNTDID 1001: a commercial invoice (381 is a credit note, 384 a corrected invoice)
 LOT_UNITS = frozenset({"C62", "H87", "LO"})  # UN/ECE rec. 20: one, piece, lot: what a package is billed in

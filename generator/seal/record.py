@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from generator.core.strictjson import JsonRefused, loads
+from generator.core.system.strictjson import JsonRefused, loads
 
 REGISTRATION_FILE = "registration.json"
 SIGNATURE_FILE = "registration.json.p7s"  # CMS SignedData, detached, DER: over registration.json's exact bytes

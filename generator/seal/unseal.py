@@ -14,7 +14,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from generator.core.safefiles import open_regular
+from generator.core.system.safefiles import open_regular
 from generator.seal.record import (
     MAX_REGISTRATION_BYTES,
     REGISTRATION_FILE,

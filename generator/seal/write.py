@@ -12,7 +12,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from generator.core.errors import OutputExistsError, UnreadableInputError, UsageError
-from generator.core.safefiles import open_regular, write_new_files
+from generator.core.system.safefiles import open_regular, write_new_files
 from generator.seal.record import (
     REGISTRATION_FILE,
     SCHEMA_VERSION,

@@ -34,15 +34,15 @@ IN_PROCESS = f"""
 import json, sys, time
 from pathlib import Path
 try:
-    from generator.core.worker import JsonWorker
+    from generator.core.system.worker import JsonWorker
 except ImportError:
     from generator.worker import JsonWorker
 from generator.cli.evidence import campaign_evidence
-from generator.render.note import render_note
+from generator.render.page.note import render_note
 raw = Path(sys.argv[1]).read_bytes()
 decision, evidence = json.loads(raw), campaign_evidence(Path(sys.argv[2]), raw)
 for rnd in range(2):
-    with JsonWorker("generator.render.charts") as charts:
+    with JsonWorker("generator.render.page.charts") as charts:
         time.sleep({WORKER_HEAD_START})
         start = time.perf_counter()
         render_note(decision, evidence, charts=charts)

@@ -231,7 +231,7 @@ def describe(o: Outcome, what: Sequence[str], problems: Sequence[str]) -> str:
 # everything else; the long run counts them apart. Entry: (file under generator/, function, exception type).
 KNOWN_BUGS: dict[tuple[str, str, str], str] = {}
 # Fixed since (their cases in tests/fuzz/cases/ now pass and say "fixed"): a symbolic link loop in
-# CampaignFolder.resolve; registered_at '' in recompute/decision.py _window; idsets.codes and in_expected_order
+# CampaignFolder.resolve; registered_at '' in recompute/decision/decision.py _window; idsets.codes and in_expected_order
 # on odd ID files; run_index 'inf' in comparability._completeness; a window at year 1 in cost.window_hours;
 # renamed grid columns in decision._row_checks and _configuration; protocol.json linked out of the folder;
 # render's load_decision on a deep or piped decision.json; a prediction file name too long for the file system
@@ -303,7 +303,7 @@ class ExampleBundle:
 
         from generator.bundle.bagit_format import digests, manifest_text
         from generator.bundle.bundlelayout import TAG_MANIFEST, TAG_MANIFEST_LISTS
-        from generator.bundle.signing import sign_bytes
+        from generator.bundle.sign.signing import sign_bytes
 
         manifest = root / "MANIFEST.json"
         if not manifest.is_file() or manifest.is_symlink():
@@ -330,8 +330,8 @@ _BUNDLE: dict[str, ExampleBundle] = {}
 def example_bundle() -> ExampleBundle:
     """Build (once per process) a signed bundle of inputs/example in a temporary folder removed at exit."""
     if "b" not in _BUNDLE:
-        from generator.bundle import signing
-        from generator.bundle.build import build_bundle
+        from generator.bundle.build.build import build_bundle
+        from generator.bundle.sign import signing
 
         home = Path(tempfile.mkdtemp(prefix="gpu-audit-fuzz-bundle-"))
         atexit.register(shutil.rmtree, home, True)

@@ -32,11 +32,13 @@ _IGNORE = shutil.ignore_patterns(".git", ".venv", ".mutation", "__pycache__", ".
 
 
 def modules(only: list[str]) -> list[str]:
-    """The configured modules (folders expand to their modules), or those of `only` that are configured."""
+    """The configured modules (folders expand to their modules, sub-packages too), or those of `only` that are
+    configured."""
     found: list[str] = []
     for entry in CONFIG["modules"]:
         path = REPO / entry
-        found += [str(p.relative_to(REPO)) for p in sorted(path.glob("*.py"))] if path.is_dir() else [entry]
+        found += [str(p.relative_to(REPO)) for p in sorted(path.rglob("*.py"))
+                  if p.name != "__init__.py" and "__pycache__" not in p.parts] if path.is_dir() else [entry]
     return [m for m in found if not only or any(m.startswith(o) for o in only)]
 
 

@@ -1,0 +1,1 @@
+"""The decision: configurations, the gate, the answer and decision.json's typed records."""

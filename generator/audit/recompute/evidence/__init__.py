@@ -1,0 +1,1 @@
+"""The evidence weighed: attempts, resumes, provenance, comparability, devices and memory."""

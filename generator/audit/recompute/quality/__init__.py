@@ -1,0 +1,1 @@
+"""Quality recomputed: acceptance, subgroups, reproduction, corpora and seeds."""

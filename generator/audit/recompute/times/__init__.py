@@ -1,0 +1,1 @@
+"""Time recomputed: run times, durations, run order, phases and timing."""

@@ -1,0 +1,1 @@
+"""The corpus's rules: expected IDs, reference, fingerprints, splits and planned subgroups."""

@@ -1,0 +1,1 @@
+"""Signing: RSA keys, PAdES certification, detached signatures and the signer's certificate chain."""

@@ -1,0 +1,1 @@
+"""Verifying a bundle: the manifest, the seal it carries, and the verdict's assembly."""

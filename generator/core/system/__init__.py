@@ -1,0 +1,1 @@
+"""The machine around the audit: files written safely, keys, strict JSON, resources, fonts and workers."""

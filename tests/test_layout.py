@@ -114,6 +114,131 @@ def test_the_import_guard_finds_planted_arrows() -> None:
     assert _forbidden_arrows("cli", planted, table) == []
 
 
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Each module's imports of the given modules, at the top or inside a function, each resolved to the module
+    or package it names (`from generator.x import y` is generator.x.y where that is a module, else generator.x)."""
+    graph = {}
+    for name, source in sources.items():
+        targets = set()
+        for imported in _imported(source):
+            while imported and imported not in sources:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name:
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: each strongly connected set of more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            members: list[str] = []
+            while not members or members[-1] != node:
+                members.append(stack.pop())
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_import_circle() -> None:
+    graph = _import_graph({_module_name(m): m.read_text(encoding="utf-8") for m in MODULES})
+    assert _cycles(graph) == [], "modules that import one another, directly or round a circle"
+
+
+def test_the_circle_guard_finds_a_planted_circle() -> None:
+    planted = {"generator.a": "from generator.b import x\n", "generator.b": "import generator.c\n",
+               "generator.c": "def f():\n    from generator import a\n", "generator.d": "from generator.a import y\n"}
+    assert _cycles(_import_graph(planted)) == [["generator.a", "generator.b", "generator.c"]]
+    assert _cycles(_import_graph({**planted, "generator.c": "import os\n"})) == []
+
+
+MOST_MODULES = 12  # in one folder of the package, its __init__ aside: more, and the folder wants sub-packages
+
+
+def _crowded(modules: list[Path]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for module in modules:
+        if module.name != "__init__.py":
+            folder = module.parent.relative_to(REPO).as_posix()
+            counts[folder] = counts.get(folder, 0) + 1
+    return {folder: n for folder, n in sorted(counts.items()) if n > MOST_MODULES}
+
+
+def test_no_folder_of_the_package_is_crowded() -> None:
+    assert _crowded(MODULES) == {}
+
+
+def test_the_crowding_guard_counts_modules_not_packages() -> None:
+    thirteen = [PACKAGE / "x" / f"m{i}.py" for i in range(13)]
+    assert _crowded([*thirteen, PACKAGE / "x" / "__init__.py"]) == {"generator/x": 13}
+    assert _crowded([*thirteen[:12], PACKAGE / "x" / "__init__.py", PACKAGE / "x" / "y" / "m.py"]) == {}
+
+
+def _stages() -> dict[str, set[str]]:
+    """docs/imports.md's table of the audit's stages: per stage, the stages it may import besides itself."""
+    table = {}
+    for line in (REPO / "docs" / "imports.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and re.fullmatch(r"`audit\.[a-z_]+`", cells[0]):
+            table[cells[0].strip("`")] = set(re.findall(r"`(audit\.[a-z_]+)`", cells[1]))
+    return table
+
+
+def _arrows_back_up(module: str, source: str, stages: dict[str, set[str]]) -> list[str]:
+    """The imports of an audit module that reach a stage its own stage may not import."""
+    def stage(name: str) -> str | None:
+        parts = name.split(".")
+        return f"audit.{parts[2]}" if len(parts) > 2 and parts[1] == "audit" else None
+
+    own = stage(module)
+    if own is None:
+        return []
+    return [f"{own} -> {name}" for name in sorted(_imported(source))
+            if stage(name) not in (None, own) and stage(name) not in stages[own]]
+
+
+def test_the_audit_stages_flow_one_way() -> None:
+    stages = _stages()
+    audit = [m for m in MODULES if PACKAGE / "audit" in m.parents and m != PACKAGE / "audit" / "__init__.py"]
+    named = {f"audit.{m.relative_to(PACKAGE / 'audit').parts[0].removesuffix('.py')}" for m in audit}
+    assert named == set(stages), "docs/imports.md's stages are not the audit's folders and modules"
+    bad = [f"{m.relative_to(REPO)}: {arrow}" for m in audit
+           for arrow in _arrows_back_up(_module_name(m), m.read_text(encoding="utf-8"), stages)]
+    assert bad == [], "arrows back up the audit's stages (docs/imports.md)"
+
+
+def test_the_stage_guard_finds_an_arrow_back_up() -> None:
+    stages = _stages()
+    planted = "def f():\n    from generator.audit.recompute.decision import model\n"
+    assert _arrows_back_up("generator.audit.validate.rules", planted, stages) == [
+        "audit.validate -> generator.audit.recompute.decision",
+        "audit.validate -> generator.audit.recompute.decision.model"]
+    assert _arrows_back_up("generator.audit.report", planted, stages) == []
+
+
 @pytest.mark.parametrize("module", MODULES, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_each_module_is_small_and_says_in_one_line_what_it_owns(module: Path) -> None:
     source = module.read_text(encoding="utf-8")

@@ -23,6 +23,8 @@ from generator.bundle.bagit_format import (
     field_value_problem,
     manifest_text,
 )
+from generator.bundle.build.copying import Copier, InputCopies
+from generator.bundle.build.publish import claim, partial_zip, publish_folder, publish_zip
 from generator.bundle.bundlelayout import (
     BAG_INFO_FILE,
     BAGIT_FILE,
@@ -34,15 +36,13 @@ from generator.bundle.bundlelayout import (
     TAG_MANIFEST,
     TAG_MANIFEST_LISTS,
 )
-from generator.bundle.build.copying import Copier, InputCopies
-from generator.bundle.build.publish import claim, partial_zip, publish_folder, publish_zip
 from generator.bundle.sign.signing import CERT_NAME, Identity, check_signing_setup, load_signer, sign_bytes, sign_pdf
 from generator.core.bundleid import bundle_id as make_bundle_id
 from generator.core.errors import AuditError, OutputExistsError, UsageError
 from generator.core.limits import Limits, applied
 from generator.core.system.safefiles import sha256_file
-from generator.render.view.finance import Signature
 from generator.render.page.noteworker import NoteWorker
+from generator.render.view.finance import Signature
 
 if TYPE_CHECKING:  # the check and the note are imported once the workers run (_build_in): their imports overlap
     from generator.audit.check import CheckResult

@@ -14,6 +14,7 @@ from generator.audit.load.inputs.protocol import Protocol
 from generator.audit.load.inputs.rows import GridRow
 from generator.audit.load.readers.grid import row_outcome
 from generator.audit.load.readers.labelfile import LabelFile
+from generator.audit.recompute.decision.runcells import SubgroupRun
 from generator.audit.recompute.evidence import attempts
 from generator.audit.recompute.quality.acceptance import (
     Acceptance,
@@ -25,7 +26,6 @@ from generator.audit.recompute.quality.acceptance import (
     failed_run_findings,
     prepare_truth,
 )
-from generator.audit.recompute.quality.subgroups import SubgroupRun
 from generator.audit.recompute.times import timing
 from generator.audit.validate import registered
 

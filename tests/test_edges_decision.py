@@ -20,9 +20,9 @@ from generator.audit.load.inputs.protocol import Protocol
 from generator.audit.load.inputs.rows import GridRow
 from generator.audit.recompute.decision import decision
 from generator.audit.recompute.decision.model import Configuration, Package, Window
+from generator.audit.recompute.decision.runcells import SubgroupSummary
 from generator.audit.recompute.decision.tally import Tally
 from generator.audit.recompute.quality.acceptance import Acceptance
-from generator.audit.recompute.quality.subgroups import SubgroupSummary
 from generator.core.jsonvalue import JsonScalar
 
 

@@ -17,10 +17,9 @@ from generator.audit.load.inputs.rows import GridRow
 from generator.audit.load.inputs.work import Quality
 from generator.audit.load.readers.labelfile import LabelFile
 from generator.audit.recompute.decision.model import Run
-from generator.audit.recompute.decision.runcells import ResumeBalance
+from generator.audit.recompute.decision.runcells import ResumeBalance, SubgroupRun
 from generator.audit.recompute.evidence import samework
 from generator.audit.recompute.quality import reproduction, subgroups
-from generator.audit.recompute.quality.subgroups import SubgroupRun
 from generator.audit.validate import registered
 
 GRID = "grid.csv"

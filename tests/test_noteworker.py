@@ -201,3 +201,20 @@ def _group_gone(pgid: int) -> bool:
     in_group = [pid for pid in (int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit())
                 if (stat := _stat(pid)) is not None and stat[2] == str(pgid)]
     return all(_gone(pid) for pid in in_group)
+
+
+def test_the_note_and_chart_workers_leave_the_audits_readers_unimported() -> None:
+    """Each worker is a fresh process, so what its modules import it pays at every build: the note's records are
+    read from decision.json, so neither worker loads the audit's readers (pyarrow, jsonschema), and the note's
+    worker not numpy either (the chart worker's matplotlib needs it)."""
+    import subprocess
+    import sys
+
+    def imported(modules: str) -> set[str]:
+        code = f"import sys, {modules}; print(' '.join(sorted(sys.modules)))"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parents[1])
+        return {name.split(".")[0] for name in proc.stdout.split()}
+
+    assert imported("generator.render.page.noteworker, generator.render.page.note") & {"numpy", "pyarrow", "jsonschema"} == set()
+    assert imported("generator.render.page.charts") & {"pyarrow", "jsonschema"} == set()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generator.audit.recompute.decision.gate import REASON_REFS
+from generator.audit.load.inputs.protocol import SEED
+from generator.audit.recompute.decision.answer import REASON_REFS
 from generator.audit.recompute.decision.model import Configuration, DecisionDocument, FindingRef, Package
-from generator.audit.recompute.quality.seeds import SEED
 from generator.audit.recompute.times.timing import MIN_FOR_TAIL
 from generator.render.view.fields import environment_value, measured_gpu
 

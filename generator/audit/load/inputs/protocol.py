@@ -18,10 +18,12 @@ from generator.audit.load.inputs.work import Corpus, FurtherCorpus, Quality, Qua
 from generator.core.jsonrecord import OMIT_IF_NONE
 from generator.core.jsonvalue import JsonObject, JsonScalar
 
-__all__ = ["Corpus", "Exclusion", "ExperimentSpec", "Expense", "Files", "Fixed", "FurtherCorpus", "OutputFormat",
-           "Protocol", "Quality",
+__all__ = ["SEED", "Corpus", "Exclusion", "ExperimentSpec", "Expense", "Files", "Fixed", "FurtherCorpus",
+           "OutputFormat", "Protocol", "Quality",
            "QualityReference", "Rental", "Resume", "Split", "Subgroup", "Timer", "Variant", "Warmup", "WindowSpec"]
 
+
+SEED = "seed"  # the declared variable whose variants are seeds (a stochastic protocol's)
 
 @dataclass(frozen=True)
 class Timer:

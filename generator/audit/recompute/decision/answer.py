@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from generator.audit.load.findings import FindingRef
 from generator.core.jsonrecord import OMIT_IF_NONE, JsonRecord
 
-__all__ = ["Decision", "Excluded", "FindingRef", "RankEntry", "RunExclusion", "Tie", "Unpriced"]
+__all__ = ["REASON_REFS", "Decision", "Excluded", "FindingRef", "RankEntry", "RunExclusion", "Tie", "Unpriced"]
+
+# Findings listed per configuration in its reasons (in decision.json and the note); the rest are counted.
+REASON_REFS = 5
 
 
 @dataclass(frozen=True)

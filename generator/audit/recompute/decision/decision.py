@@ -25,6 +25,7 @@ from generator.audit.recompute.decision.model import (
     Timing,
     Window,
 )
+from generator.audit.recompute.decision.runcells import SubgroupSummary
 from generator.audit.recompute.decision.tally import Tally, tally
 from generator.audit.recompute.evidence import (
     attempts,
@@ -46,7 +47,6 @@ from generator.audit.recompute.quality.acceptance import (
     completed_findings,
     failed_run_findings,
 )
-from generator.audit.recompute.quality.subgroups import SubgroupSummary
 from generator.audit.recompute.times import runtimes, timing
 from generator.audit.validate.tariffrules import ManifestProof
 from generator.core import instants

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from generator.audit.load.findings import Finding
+from generator.audit.recompute.decision.answer import REASON_REFS
 from generator.audit.recompute.decision.model import (
     Configuration,
     Decision,
@@ -18,9 +19,6 @@ from generator.audit.recompute.decision.model import (
 )
 from generator.audit.recompute.evidence import attempts
 from generator.audit.recompute.quality import seeds
-
-# Findings listed per configuration in its reasons; the rest are counted.
-REASON_REFS = 5
 
 
 def _refs_text(refs: Sequence[FindingRef]) -> str:

@@ -33,10 +33,10 @@ from generator.audit.recompute.decision.runcells import (
     RecomputedRun,
     ResumeBalance,
     SeedRuns,
+    SubgroupSummary,
     Timing,
 )
 from generator.audit.recompute.money.spend import PackagePeriod, SharedRental
-from generator.audit.recompute.quality.subgroups import SubgroupSummary
 from generator.core.jsonrecord import OMIT_IF_NONE, JsonRecord
 from generator.core.jsonvalue import JsonScalar
 

@@ -1,14 +1,44 @@
-"""A run's and a configuration's cells in decision.json: claimed, recomputed, memory, timing, seeds, resume."""
+"""A run's and a configuration's cells in decision.json: claimed, recomputed, subgroups, memory, timing, seeds,
+resume."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from generator.audit.recompute.quality.subgroups import SubgroupRun
 from generator.core.jsonrecord import OMIT_IF_NONE, JsonRecord
 
 __all__ = ["ClaimedCells", "CorpusRuns", "EnvironmentCells", "MemoryCells", "PhaseTiming", "RecomputedRun",
-           "ResumeBalance", "SeedRuns", "Timing"]
+           "ResumeBalance", "SeedRuns", "SubgroupRun", "SubgroupSummary", "Timing"]
+
+
+@dataclass(frozen=True)
+class SubgroupRun(JsonRecord):
+    """One subgroup of one run: its IDs the run did not finish, its metric and its rule's verdict."""
+
+    id: str
+    expected_ids: int
+    unfinished: int  # the subgroup's IDs absent from the run's prediction file
+    quality_value: float | None  # None: the run's ID set or format is not valid, nothing is scored
+    degradation: float | None
+    accepted: bool
+
+
+@dataclass(frozen=True)
+class SubgroupSummary(JsonRecord):
+    """A subgroup across a configuration's runs: the rule, the worst completed run, and the failed runs' gaps."""
+
+    id: str
+    edges: str
+    expected_ids: int
+    threshold: float
+    tolerance: float
+    reference_value: float
+    completed_runs: int  # completed runs with a subgroup value
+    accepted_runs: int
+    worst_value: float | None  # the completed runs' lowest value (highest, for lower_is_better)
+    worst_degradation: float | None
+    failed_runs: int  # failed runs (out of memory, failed, aborted) that left some of the subgroup unfinished
+    unfinished: int  # the subgroup's IDs those failed runs did not finish, summed
 
 
 @dataclass(frozen=True)

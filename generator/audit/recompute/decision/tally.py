@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from generator.audit.load.inputs.protocol import ExperimentSpec
 from generator.audit.load.readers.grid import row_outcome
 from generator.audit.recompute.decision.model import ClaimedCells, MemoryCells, Run
+from generator.audit.recompute.decision.runcells import SubgroupRun
 from generator.audit.recompute.evidence import resumes
 from generator.audit.recompute.money.package import Row
 from generator.audit.recompute.quality.acceptance import Acceptance
-from generator.audit.recompute.quality.subgroups import SubgroupRun
 
 
 @dataclass

@@ -15,9 +15,9 @@ from generator.audit.load.inputs.rows import GridRow
 from generator.audit.load.readers import idsets
 from generator.audit.load.readers.grid import row_outcome
 from generator.audit.load.readers.predictions import LabelFile
-from generator.audit.recompute.decision.runcells import RecomputedRun
+from generator.audit.recompute.decision.runcells import RecomputedRun, SubgroupRun
 from generator.audit.recompute.quality import subgroups
-from generator.audit.recompute.quality.subgroups import GroupTruth, SubgroupRun
+from generator.audit.recompute.quality.subgroups import GroupTruth
 from generator.audit.recompute.quality.tolerances import quality_agrees
 from generator.core.metrics import compute_metric, defined, metric_from_codes, quality_rule_holds, reader_name
 

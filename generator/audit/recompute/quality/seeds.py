@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from generator.audit.load.findings import Finding, Severity, make_finding
-from generator.audit.load.inputs.protocol import ExperimentSpec, Protocol
+from generator.audit.load.inputs.protocol import SEED, ExperimentSpec, Protocol
 from generator.audit.load.inputs.rows import GridRow
 from generator.audit.load.readers.grid import row_outcome
 from generator.audit.recompute.decision.model import Configuration, SeedRuns, Timing
@@ -17,7 +17,6 @@ from generator.audit.recompute.quality.acceptance import Acceptance
 from generator.audit.recompute.times import timing
 
 E = Severity.ERROR
-SEED = "seed"  # the declared variable whose variants are seeds
 RULE = ("a stochastic protocol runs every variant under the same common seeds and keeps their runs apart; the "
         "decision needs every seed")
 

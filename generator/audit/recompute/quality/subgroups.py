@@ -12,10 +12,10 @@ import pyarrow.compute as pc
 from generator.audit.load.inputs.protocol import Quality
 from generator.audit.load.readers.idsets import Codes, as_array, ints
 from generator.audit.load.readers.labelfile import LabelFile
-from generator.core.jsonrecord import JsonRecord
+from generator.audit.recompute.decision.runcells import SubgroupRun, SubgroupSummary
 from generator.core.metrics import compute_metric, defined, metric_from_codes, quality_rule_holds
 
-__all__ = ["GroupTruth", "SubgroupRun", "SubgroupSummary", "judge_codes", "judge_labels", "prepare", "summarise"]
+__all__ = ["GroupTruth", "judge_codes", "judge_labels", "prepare", "summarise"]
 
 
 @dataclass(frozen=True)
@@ -33,36 +33,6 @@ class GroupTruth:
     @property
     def size(self) -> int:
         return len(self.ids)
-
-
-@dataclass(frozen=True)
-class SubgroupRun(JsonRecord):
-    """One subgroup of one run: its IDs the run did not finish, its metric and its rule's verdict."""
-
-    id: str
-    expected_ids: int
-    unfinished: int  # the subgroup's IDs absent from the run's prediction file
-    quality_value: float | None  # None: the run's ID set or format is not valid, nothing is scored
-    degradation: float | None
-    accepted: bool
-
-
-@dataclass(frozen=True)
-class SubgroupSummary(JsonRecord):
-    """A subgroup across a configuration's runs: the rule, the worst completed run, and the failed runs' gaps."""
-
-    id: str
-    edges: str
-    expected_ids: int
-    threshold: float
-    tolerance: float
-    reference_value: float
-    completed_runs: int  # completed runs with a subgroup value
-    accepted_runs: int
-    worst_value: float | None  # the completed runs' lowest value (highest, for lower_is_better)
-    worst_degradation: float | None
-    failed_runs: int  # failed runs (out of memory, failed, aborted) that left some of the subgroup unfinished
-    unfinished: int  # the subgroup's IDs those failed runs did not finish, summed
 
 
 def prepare(quality: Quality, expected: pa.Array, subgroup_ids: Mapping[str, LabelFile]) -> tuple[GroupTruth, ...]:

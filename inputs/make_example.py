@@ -50,7 +50,7 @@ WEIGHTS_BYTES = 268_435_456  # a 134M-parameter model in bfloat16
 
 
 # Planned subgroups (003 'Beispiel'): short, medium and long texts, their edges set by token counts. The synthetic
-# model has no tokenizer of its own, so the count is the reference classifier's words (generator/gpu/textclf.py:
+# model has no tokenizer of its own, so the count is the reference classifier's words (generator/gpu/models/textclf.py:
 # lower-cased [a-z0-9]+ runs); the edges were chosen so that about 600, 300 and 100 texts fall in them.
 TOKEN = re.compile(r"[a-z0-9]+")
 SUBGROUP_EDGES = [("short", 0, 44), ("medium", 45, 121), ("long", 122, None)]

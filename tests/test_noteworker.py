@@ -216,5 +216,6 @@ def test_the_note_and_chart_workers_leave_the_audits_readers_unimported() -> Non
                               cwd=Path(__file__).resolve().parents[1])
         return {name.split(".")[0] for name in proc.stdout.split()}
 
-    assert imported("generator.render.page.noteworker, generator.render.page.note") & {"numpy", "pyarrow", "jsonschema"} == set()
+    note = imported("generator.render.page.noteworker, generator.render.page.note")
+    assert note & {"numpy", "pyarrow", "jsonschema"} == set()
     assert imported("generator.render.page.charts") & {"pyarrow", "jsonschema"} == set()

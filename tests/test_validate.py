@@ -353,3 +353,12 @@ def test_counts_are_singular_for_one(run_cli, campaign: Path) -> None:
     set_cell(campaign, 4, "ids_match", "yes")
     r = run_cli("validate", str(campaign))
     assert r.out.strip().endswith(f"{campaign}: 1 error, 0 warnings, 0 info"), r.out
+
+
+def test_every_loaded_input_has_its_rules_and_no_rule_waits_for_an_input_never_loaded() -> None:
+    """validate walks load.SECTIONS and runs RULES[section] after each input's findings of loading: a section
+    without an entry would stop validate, and an entry of no section would be rules that never run."""
+    from generator.audit.load.load import SECTIONS
+    from generator.audit.validate.rules import RULES
+
+    assert list(RULES) == list(SECTIONS)

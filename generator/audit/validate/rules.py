@@ -32,10 +32,11 @@ def with_protocol(findings: Callable[[Protocol], list[Finding]]) -> Rule:
     return lambda inputs: findings(inputs.protocol) if inputs.protocol is not None else []
 
 
-# (the input whose findings of loading come first, its rules in order). Rules that establish a fact for a later one
-# (the expected IDs distinct, the reference matching them, the fingerprint) run before it.
-RULES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
-    ("protocol", (
+# Each input's rules in order, by the input (load.SECTIONS, whose order the runner follows: each input's findings
+# of loading, then its rules). Rules that establish a fact for a later one (the expected IDs distinct, the
+# reference matching them, the fingerprint) run before it.
+RULES: dict[str, tuple[Rule, ...]] = {
+    "protocol": (
         protocol_rules.paths,
         of_protocol(protocol_rules.check_classes),
         of_protocol(protocol_rules.check_measurement_links),
@@ -48,20 +49,20 @@ RULES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
         with_protocol(lambda p: registered.registration_findings(p.quality, PROTOCOL_FILE)),
         of_protocol(protocol_rules.check_experiments),
         of_protocol(protocol_rules.check_times),
-    )),
-    ("expected_ids", (
+    ),
+    "expected_ids": (
         idfiles.expected_ids,
         idfiles.corpora_repeated,
         splits.splits,
         with_protocol(reforigin.origin_findings),
         subgroupsets.subgroups,
         with_protocol(subgrouprules.looser_findings),
-    )),
-    ("reference", (
+    ),
+    "reference": (
         idfiles.references,
         idfiles.fingerprints,
-    )),
-    ("tariffs", (tariffs.tariffs,)),
-    ("raw_results", (gridrows.grid_rows,)),
-    ("measurements", ()),
-)
+    ),
+    "tariffs": (tariffs.tariffs,),
+    "raw_results": (gridrows.grid_rows,),
+    "measurements": (),
+}

@@ -38,9 +38,9 @@ def validate_inputs(inputs: CampaignInputs) -> CampaignInputs:
     """
     checked = replace(inputs, expected_distinct=False, reference_matches=False, fingerprint=None)
     out: list[Finding] = []
-    for section, rules in RULES:
+    for section in load.SECTIONS:
         out.extend(inputs.load_findings[section])
-        for rule in rules:
+        for rule in RULES[section]:
             out.extend(rule(checked))
     checked.findings = out
     return checked

@@ -49,15 +49,21 @@ def test_the_readme_architecture_names_every_module_in_its_folder() -> None:
                                           f"`{module.stem}`"
 
 
-def _allowed_imports() -> dict[str, tuple[set[str], set[str]]]:
-    """docs/imports.md's table: per side, the sides it may import and the modules it never imports."""
-    table = {}
+def _import_rows(columns: int) -> list[list[str]]:
+    """docs/imports.md's table rows of that many cells, each cell stripped."""
+    rows = []
     for line in (REPO / "docs" / "imports.md").read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and re.fullmatch(r"`[a-z_]+`", cells[0]):
-            table[cells[0].strip("`")] = (set(re.findall(r"`([a-z_.]+)`", cells[1])),
-                                          set(re.findall(r"`([a-z_.]+)`", cells[2])))
-    return table
+        if len(cells) == columns:
+            rows.append(cells)
+    return rows
+
+
+def _allowed_imports() -> dict[str, tuple[set[str], set[str]]]:
+    """docs/imports.md's table: per side, the sides it may import and the modules it never imports."""
+    return {cells[0].strip("`"): (set(re.findall(r"`([a-z_.]+)`", cells[1])),
+                                  set(re.findall(r"`([a-z_.]+)`", cells[2])))
+            for cells in _import_rows(3) if re.fullmatch(r"`[a-z_]+`", cells[0])}
 
 
 def _imported(source: str) -> set[str]:
@@ -199,12 +205,8 @@ def test_the_crowding_guard_counts_modules_not_packages() -> None:
 
 def _stages() -> dict[str, set[str]]:
     """docs/imports.md's table of the audit's stages: per stage, the stages it may import besides itself."""
-    table = {}
-    for line in (REPO / "docs" / "imports.md").read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 2 and re.fullmatch(r"`audit\.[a-z_]+`", cells[0]):
-            table[cells[0].strip("`")] = set(re.findall(r"`(audit\.[a-z_]+)`", cells[1]))
-    return table
+    return {cells[0].strip("`"): set(re.findall(r"`(audit\.[a-z_]+)`", cells[1]))
+            for cells in _import_rows(2) if re.fullmatch(r"`audit\.[a-z_]+`", cells[0])}
 
 
 def _arrows_back_up(module: str, source: str, stages: dict[str, set[str]]) -> list[str]:
